@@ -1,0 +1,61 @@
+// Package prelogin encodes and decodes TDS PRELOGIN payloads (MS-TDS 2.2.6.5) and implements the
+// ENCRYPTION negotiation table that decides whether, and how much of, a connection runs over TLS.
+//
+// The package is a pure codec over []byte: it does no I/O and knows nothing of TDS packet
+// framing. A PRELOGIN payload is the data of a PRELOGIN message with the 8-byte packet headers
+// removed (package tds reassembles messages).
+//
+// # Wire format
+//
+// A payload is an option table followed by option data. Each table entry is 5 bytes: the token
+// (u8), the data offset (u16 big-endian, from the start of the payload) and the data length
+// (u16 big-endian). The table ends with the terminator token 0xFF.
+//
+// # Canonical layout and round trips
+//
+// Encode writes the canonical layout: the option table, the terminator, then each option's data
+// in table order, contiguous, starting right after the terminator. Decode keeps the table order
+// and the options it does not know (as raw Options), so decoding a canonical payload and encoding
+// the result reproduces the payload byte for byte. The SQL Server 2008 reply quoted in
+// PROTOCOL.md, whose zero-length THREADID shares its offset with MARS, is canonical in this sense
+// and round-trips exactly.
+//
+// # What Decode rejects and what it tolerates
+//
+// Rejected, each with a sentinel error wrapped in a *FormatError that names the token and the
+// byte offset of its table entry: a table that runs off the end of the payload without a
+// terminator (ErrNoTerminator, ErrTruncatedTable), option data outside the data area
+// (ErrOptionBounds: the data area is from the byte after the terminator to the end of the
+// payload), two options whose non-empty data overlap (ErrOptionOverlap), a token that appears
+// twice (ErrDuplicateOption), VERSION anywhere but the first entry (ErrVersionNotFirst), and a
+// known fixed-size option of the wrong length (ErrOptionLength).
+//
+// Tolerated, because peers send it or because it is harmless:
+//   - THREADID with length 0 as well as 4 (servers SHOULD send 0 bytes, MS-TDS 2.2.6.5); the
+//     Message records which form it saw (ThreadIDEmpty).
+//   - zero-length options sharing an offset with another option (SQL Server 2008).
+//   - INSTOPT of any length (a client sends a NUL-terminated name, a server one byte).
+//   - option data in an order other than table order, gaps between option data, and trailing
+//     bytes that no option refers to. Such a payload decodes; Encode then writes the canonical
+//     layout, so it does not round-trip byte for byte.
+//   - a payload without VERSION or without ENCRYPTION (HasVersion / HasEncryption report it;
+//     EncryptionOf and SetEncryption return ErrNoEncryption for the latter).
+//   - any value in the one-byte options (ENCRYPTION, MARS, FEDAUTHREQUIRED, a server's INSTOPT):
+//     judging values is the negotiation's business, not the codec's.
+//
+// # Negotiation
+//
+// ClientOutcome gives the client's view (what I sent, what came back: what must I do) and
+// ServerReply the server's (my setting, what the client sent: what do I reply, do I close). Both
+// follow the table in MS-TDS 2.2.6.5 (PROTOCOL.md section 2); the doc comments of ClientOutcome,
+// ServerReply and EncryptStrict say how the CLIENT_CERT bit and go-mssqldb's STRICT value (0x04)
+// are treated.
+//
+// # Memory and concurrency
+//
+// Decode never keeps a reference to its input; the variable-length data it decodes (INSTOPT,
+// unknown options) lives in storage owned by the Message and reused by the next Decode on it.
+// Decoding into a reused Message and encoding into a reused buffer do not allocate in the
+// steady state. A Message is not safe for concurrent use; distinct Messages are independent.
+// EncryptionOf and SetEncryption work on the caller's payload in place and allocate only on error.
+package prelogin
