@@ -255,8 +255,7 @@ func (r *Reader) check(h Header, pos int64) error {
 	}
 	if bodyLen := int(h.Length) - HeaderSize; bodyLen > r.maxMessage-r.msgLen {
 		return r.packetError(ErrMessageTooLarge, h, r.hdr[:], pos,
-			fmt.Sprintf("%d + %d payload bytes > %d",
-				bodyLen, r.msgLen, r.maxMessage))
+			fmt.Sprintf("%d + %d payload bytes > %d", r.msgLen, bodyLen, r.maxMessage))
 	}
 	return nil
 }
