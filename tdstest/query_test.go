@@ -1,0 +1,131 @@
+package tdstest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseBatch(t *testing.T) {
+	sess := sessionInfo{spid: 57, database: "master"}
+	tedious := "set textsize 2147483647\nset quoted_identifier on\nset arithabort off\nset numeric_roundabort off\n" +
+		"set ansi_warnings on\nset ansi_padding on\nset ansi_nulls on\nset concat_null_yields_null on\n" +
+		"set cursor_close_on_commit off\nset implicit_transactions off\nset language us_english\n" +
+		"set dateformat mdy\nset datefirst 7\nset transaction isolation level read committed"
+	tests := map[string]struct {
+		batch string
+		want  []stmtKind
+		check func(t *testing.T, st []statement)
+	}{
+		"select 1": {batch: "SELECT 1", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
+			if v := st[0].vals[0]; v.col.Type != typeInt4 || v.i != 1 || v.col.Name != "" {
+				t.Errorf("value %+v", v)
+			}
+		}},
+		"lower case, spaces, semicolon": {batch: "  select\t1 ;", want: []stmtKind{stmtSelect}},
+		"negative and alias": {batch: "SELECT -42 AS answer, 7 seven", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
+			v := st[0].vals
+			if len(v) != 2 || v[0].i != -42 || v[0].col.Name != "answer" || v[1].i != 7 || v[1].col.Name != "seven" {
+				t.Errorf("values %+v", v)
+			}
+		}},
+		"nvarchar max": {batch: "SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 524288)", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
+			v := st[0].vals[0]
+			if v.col.Type != typeNVarChar || v.col.MaxLen != plpMaxLen || string(v.unit) != "x\x00" || v.n != 524288 {
+				t.Errorf("value %+v", v)
+			}
+		}},
+		"nvarchar max, quotes and non-ASCII": {batch: "select replicate(cast(N'it''s é' as NVARCHAR(MAX)), 3)", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
+			v := st[0].vals[0]
+			if decodeUCS2(v.unit) != "it's é" || v.n != 3 {
+				t.Errorf("value %q x %d", decodeUCS2(v.unit), v.n)
+			}
+		}},
+		"varbinary max": {batch: "SELECT CAST(REPLICATE(CAST('ab' AS varchar(max)), 10) AS varbinary(max))", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
+			v := st[0].vals[0]
+			if v.col.Type != typeBigVarBinary || string(v.unit) != "ab" || v.n != 10 {
+				t.Errorf("value %+v", v)
+			}
+		}},
+		"spid": {batch: "select @@spid", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
+			if v := st[0].vals[0]; v.i != 57 {
+				t.Errorf("spid %d", v.i)
+			}
+		}},
+		"version and servername": {batch: "SELECT @@VERSION, @@SERVERNAME", want: []stmtKind{stmtSelect}},
+		"nstring":                {batch: "SELECT N'hello'", want: []stmtKind{stmtSelect}},
+		"tedious connect":        {batch: tedious, want: []stmtKind{stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet}},
+		"set then select":        {batch: "SET NOCOUNT ON; SELECT 1", want: []stmtKind{stmtSet, stmtSelect}},
+		"use":                    {batch: "USE [tempdb]", want: []stmtKind{stmtUse}},
+		"transactions":           {batch: "BEGIN TRAN; COMMIT TRAN; ROLLBACK", want: []stmtKind{stmtTran, stmtTran, stmtTran}},
+		"comments":               {batch: "-- hello\n/* block */ SELECT 1 -- trailing", want: []stmtKind{stmtSelect}},
+		"empty":                  {batch: " ; ", want: nil},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			st, err := parseBatch(tc.batch, sess)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st) != len(tc.want) {
+				t.Fatalf("%d statements, want %d", len(st), len(tc.want))
+			}
+			for i := range st {
+				if st[i].kind != tc.want[i] {
+					t.Errorf("statement %d kind %d, want %d", i, st[i].kind, tc.want[i])
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, st)
+			}
+		})
+	}
+}
+
+func TestParseBatchUnsupported(t *testing.T) {
+	tests := map[string]string{
+		"from":             "SELECT 1 FROM sys.objects",
+		"table":            "SELECT name FROM sys.databases",
+		"insert":           "INSERT INTO t VALUES (1)",
+		"unterminated":     "SELECT N'abc",
+		"comment":          "SELECT 1 /* open",
+		"bracket":          "USE [master",
+		"overflow":         "SELECT 4294967296",
+		"replicate no max": "SELECT REPLICATE(CAST(N'x' AS nvarchar(10)), 5)",
+		"huge":             "SELECT REPLICATE(CAST(N'xx' AS nvarchar(max)), 2147483647)",
+		"non-ascii bytes":  "SELECT CAST(REPLICATE(CAST('é' AS varchar(max)), 2) AS varbinary(max))",
+		"unknown var":      "SELECT @@FOO",
+		"gibberish":        "!!",
+		"begin alone":      "BEGIN",
+	}
+	for name, batch := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := parseBatch(batch, sessionInfo{})
+			if !errors.Is(err, errUnsupported) {
+				t.Fatalf("err = %v, want errUnsupported", err)
+			}
+			if !strings.Contains(err.Error(), "tdstest") {
+				t.Fatalf("message %q", err)
+			}
+		})
+	}
+}
+
+func FuzzParseBatch(f *testing.F) {
+	for _, s := range []string{"SELECT 1", "SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 5)", "set a b; select @@spid", "/*", "N'"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		st, err := parseBatch(s, sessionInfo{})
+		if err != nil && !errors.Is(err, errUnsupported) {
+			t.Fatalf("error %v does not wrap errUnsupported", err)
+		}
+		for _, x := range st {
+			for _, v := range x.vals {
+				if _, err := plpSize(v.unit, v.n); err != nil {
+					t.Fatalf("accepted an oversized value: %v", err)
+				}
+			}
+		}
+	})
+}
