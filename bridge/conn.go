@@ -1,0 +1,175 @@
+package bridge
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tdsbridge/tdsbridge/tds"
+)
+
+// Conn is the net.Conn that sits between crypto/tls (tls.Client or
+// tls.Server) and the TCP socket. See the package documentation for the
+// modes and the state diagram.
+//
+// Concurrency: Read and Write may run at the same time in different
+// goroutines; several concurrent Reads (or Writes) are serialised. Close,
+// State, the deadline methods and the address methods may be called at any
+// time, and Close unblocks a Read and a Write blocked in other goroutines.
+// StartPassthrough and StartPlaintext must not run concurrently with Read.
+type Conn struct {
+	raw  net.Conn
+	role Role
+	size int // read-ahead buffer size
+
+	// state is the current State; written only by transition, under smu.
+	state atomic.Uint32
+	smu   sync.Mutex
+	err   error // first permanent error (StateFailed); protected by smu
+
+	// Read side. Everything below up to wmu is protected by rmu.
+	rmu sync.Mutex
+	ra  readAhead // passthrough and plaintext
+	// Handshake mode: hsIn reads the peer's messages straight from the
+	// socket; hsPayload is the unread rest of the current message (it
+	// aliases hsIn's buffer and is valid until the next ReadMessage);
+	// hsMessages counts the messages received; hsRead counts bytes read
+	// from the socket (to tell a timeout before a message from one
+	// inside it).
+	rerr       error // first permanent read error in passthrough or plaintext mode
+	hsIn       *tds.Reader
+	hsPayload  []byte
+	hsMessages int
+	hsRead     int64
+
+	// noBlock is the no-block mode of Read, set by Reader around its
+	// extra reads: 0 means off; n > 0 means Read serves only a record that
+	// is complete in the buffer, is application data and has a length
+	// field above n, and otherwise fails at once with errWouldBlock.
+	noBlock atomic.Int32
+
+	// Write side, protected by wmu. Lock order: rmu before wmu.
+	wmu sync.Mutex
+	// Handshake mode: flight collects what the TLS layer writes until it
+	// next reads; hsOut frames it into PRELOGIN packets; hsFlights counts
+	// the flights sent; hsWritten counts bytes written to the socket.
+	werr      error // first permanent write error in passthrough or plaintext mode
+	flight    []byte
+	hsOut     *tds.Writer
+	hsFlights int
+	hsWritten int64
+}
+
+// New returns a bridge over raw. Unless opts.Direct is set it starts in
+// StateHandshake; hand it to tls.Client or tls.Server, run the handshake,
+// then call StartPassthrough (or StartPlaintext for login-only encryption).
+// The Conn owns raw from now on: use raw only through the Conn (see Raw).
+func New(raw net.Conn, opts Options) *Conn {
+	c := &Conn{raw: raw, role: opts.Role, size: max(opts.ReadAheadSize, DefaultReadAheadSize)}
+	if opts.Direct {
+		c.ra.init(c.size, nil)
+		c.state.Store(uint32(StatePassthrough))
+		return c
+	}
+	allowed := tds.Types(tds.TypePrelogin)
+	if opts.Role == RoleClient {
+		allowed = tds.Types(tds.TypePrelogin, tds.TypeTabularResult)
+	}
+	c.hsIn = tds.NewReader(hsSocketReader{c}, tds.ReaderConfig{
+		MaxPacketSize: tds.DefaultPacketSize,
+		Allowed:       allowed,
+	})
+	c.hsOut = tds.NewWriter(hsSocketWriter{c}, tds.DefaultPacketSize)
+	return c
+}
+
+// State returns the current state. It may change as soon as it returns
+// (Close from another goroutine, a failure).
+func (c *Conn) State() State { return State(c.state.Load()) }
+
+// Raw returns the underlying socket. Warning: reading from it or writing to
+// it bypasses the bridge's buffers and framing and will corrupt the
+// connection unless the bridge is no longer used; it is meant for things
+// like socket options and file descriptors.
+func (c *Conn) Raw() net.Conn { return c.raw }
+
+// Read reads into p; what it reads depends on the state:
+//   - handshake: the payload of the peer's next PRELOGIN message, after
+//     sending the flight buffered by earlier Writes;
+//   - passthrough: at most one TLS record's bytes, from the read-ahead
+//     buffer, reading the socket only when nothing is buffered;
+//   - plaintext: raw bytes from the read-ahead buffer, reading the socket
+//     only when the buffer is empty.
+//
+// Read blocks until data arrives, the deadline passes or Close is called.
+// A timeout is not sticky. In passthrough and plaintext mode the end of
+// the stream is io.EOF, unwrapped; during the handshake it is an error
+// wrapping io.ErrUnexpectedEOF.
+func (c *Conn) Read(p []byte) (int, error) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	switch s := c.State(); s {
+	case StatePassthrough:
+		return c.readPassthrough(p)
+	case StatePlaintext:
+		return c.readPlaintext(p)
+	case StateHandshake:
+		return c.readHandshake(p)
+	default:
+		return 0, c.stickyErr(s)
+	}
+}
+
+// Write writes p; what it does depends on the state:
+//   - handshake: appends p to the current flight and returns len(p)
+//     without touching the socket (the next Read, StartPassthrough or
+//     StartPlaintext sends the flight as one PRELOGIN message);
+//   - passthrough and plaintext: makes exactly one Write of p itself on
+//     the socket, without copying, and blocks while the socket does not
+//     accept the bytes.
+//
+// Concurrent Writes are serialised. A timeout is not sticky.
+func (c *Conn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	switch s := c.State(); s {
+	case StatePassthrough, StatePlaintext:
+		return c.writeRaw(p, s)
+	case StateHandshake:
+		c.flight = append(c.flight, p...)
+		return len(p), nil
+	default:
+		return 0, c.stickyErr(s)
+	}
+}
+
+// Close closes the socket, which unblocks a Read and a Write in other
+// goroutines; they and every later call return an error matching
+// net.ErrClosed. A second Close returns such an error too. Close sends
+// nothing: a flight still buffered in handshake mode is dropped.
+func (c *Conn) Close() error {
+	if err := c.transition(StateClosed, nil); err != nil {
+		return errClosed
+	}
+	return c.raw.Close()
+}
+
+// LocalAddr returns the socket's local address.
+func (c *Conn) LocalAddr() net.Addr { return c.raw.LocalAddr() }
+
+// RemoteAddr returns the socket's remote address.
+func (c *Conn) RemoteAddr() net.Addr { return c.raw.RemoteAddr() }
+
+// SetDeadline sets the socket's read and write deadlines; they apply in
+// every mode. A Read or Write that times out returns a net.Error whose
+// Timeout reports true, the Conn does not fail, and a later call with a
+// new deadline may succeed (except when a handshake message was partly
+// read or written, which loses the framing and fails the Conn).
+func (c *Conn) SetDeadline(t time.Time) error { return c.raw.SetDeadline(t) }
+
+// SetReadDeadline sets the socket's read deadline; see SetDeadline.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.raw.SetReadDeadline(t) }
+
+// SetWriteDeadline sets the socket's write deadline; see SetDeadline.
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.raw.SetWriteDeadline(t) }

@@ -1,0 +1,69 @@
+// Package bridge is the TLS transport for TDS: a net.Conn (Conn) that sits
+// between crypto/tls and the TCP socket and carries the TLS handshake
+// inside PRELOGIN packets, as SQL Server requires for TDS 7.x, then gets
+// out of the way.
+//
+// # Modes
+//
+// Handshake (StateHandshake): everything the TLS layer writes before it
+// next reads is one flight; Write only buffers it, and the next Read sends
+// it as one PRELOGIN (0x12) message in packets of at most 4096 bytes (EOM
+// on the last), then reads the peer's next message to EOM and hands its
+// payload to the TLS layer across as many Reads as it takes. A server may
+// answer with PRELOGIN or, like pre-7.2 servers, tabular result (0x04)
+// packets; a client must use PRELOGIN. The bridge reads exactly each
+// packet header and body, never past the end of the message.
+//
+// Passthrough (StatePassthrough): after the handshake every TLS record goes
+// straight to the socket. Write passes the caller's slice to one socket
+// Write, without copying, so with tls.Config.DynamicRecordSizingDisabled
+// one TDS packet stays one record. Read goes through a read-ahead buffer
+// (64 KiB or more) and hands the TLS layer at most one record per call, so
+// the bridge always knows whether the next record is already complete in
+// the buffer and what its type and length are; Reader uses that to
+// coalesce records without blocking. The socket is read only when the
+// layer above asked for bytes that are not buffered: if nobody reads,
+// nothing is read and TCP pushes back on the peer.
+//
+// Plaintext (StatePlaintext): raw bytes both ways, for login-only
+// encryption after the first LOGIN7 packet and for connections without
+// TLS that still want the read-ahead buffer.
+//
+// # States
+//
+// One function, Conn.transition, makes every state change:
+//
+//	                New(Direct: false)          New(Direct: true)
+//	                       |                           |
+//	                       v                           |
+//	                +-----------+  StartPassthrough    |
+//	                | handshake |-------------------+  |
+//	                +-----------+                   v  v
+//	                   |                     +-------------+
+//	    StartPlaintext |                     | passthrough |
+//	                   v                     +-------------+
+//	                +-----------+  StartPlaintext  |
+//	                | plaintext |<-----------------+
+//	                +-----------+
+//
+//	handshake --(first error: socket, framing, packet type, EOF)--> failed
+//	any state except closed --Close--> closed;  failed --Close--> closed
+//
+// In StateFailed the first error, wrapped with the phase it happened in
+// ("bridge: handshake: read PRELOGIN reply: ..."), is returned by every
+// later call (sticky). In passthrough and plaintext mode a permanent
+// socket error is sticky for its own direction only, so a failed Write
+// does not hide bytes already buffered for Read; io.EOF is returned as is.
+// Timeouts are never sticky: after one, a new deadline lets the next call
+// succeed (during the handshake only if no byte of the message had moved).
+//
+// # Typical client use
+//
+//	b := bridge.New(raw, bridge.Options{Role: bridge.RoleClient})
+//	tc := tls.Client(b, bridge.PreloginConfig(cfg, false))
+//	if err := tc.HandshakeContext(ctx); err != nil { ... }
+//	if err := b.StartPassthrough(); err != nil { ... }
+//	r := bridge.NewReader(tc, b, 64<<10) // reads; tc.Write for writes
+//
+// The server side is the same with Role: RoleServer and tls.Server.
+package bridge

@@ -1,0 +1,94 @@
+package bridge
+
+import (
+	"fmt"
+	"io"
+)
+
+// StartPassthrough ends the handshake: it sends the flight the TLS layer
+// wrote after its last Read (the TLS 1.3 client Finished, the Finished of
+// a resumed TLS 1.2 session, a TLS 1.2 server's final flight) as one
+// PRELOGIN message, then switches to passthrough, where TLS records go
+// straight to and from the socket. Bytes of the peer's last handshake
+// message that the TLS layer has not read yet (e.g. TLS 1.3 session
+// tickets) are served first.
+//
+// Call it after the tls.Conn's Handshake returned nil, and not while a
+// Read runs in another goroutine (ErrReadInProgress). It returns an error
+// wrapping ErrHandshakeIncomplete if no message has gone both ways yet,
+// ErrState when not in handshake mode (e.g. a second call), the sticky
+// error after a failure, and an error matching net.ErrClosed after Close.
+// If sending the flight fails, the Conn fails with that error.
+func (c *Conn) StartPassthrough() error {
+	return c.start(StatePassthrough, "StartPassthrough")
+}
+
+// readPassthrough serves at most one TLS record's bytes per call from the
+// read-ahead buffer, reading the socket (one Read into the free space of
+// the buffer) only when no byte of the current record is buffered. In
+// no-block mode it serves only a record that readyRecord approves and
+// otherwise returns errWouldBlock without touching the socket. Called with
+// rmu held.
+func (c *Conn) readPassthrough(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if minLen := c.noBlock.Load(); minLen > 0 {
+		if !c.ra.readyRecord(int(minLen)) {
+			return 0, errWouldBlock
+		}
+		return c.ra.readRecord(p), nil
+	}
+	for {
+		if n := c.ra.readRecord(p); n > 0 {
+			return n, nil
+		}
+		if c.rerr != nil {
+			return 0, c.rerr
+		}
+		if err := c.ra.fill(c.raw); err != nil {
+			return 0, c.readError(err, "bridge: passthrough: read")
+		}
+	}
+}
+
+// readError classifies a socket read error in passthrough or plaintext
+// mode: after Close errClosed; io.EOF as is (crypto/tls needs it bare to
+// tell a clean end at a record boundary); a timeout as a temporary error;
+// anything else becomes the sticky read error. Called with rmu held.
+func (c *Conn) readError(err error, phase string) error {
+	switch {
+	case c.State() == StateClosed:
+		return errClosed
+	case err == io.EOF:
+		return io.EOF
+	case isTimeout(err):
+		return &tempError{msg: phase, err: err}
+	}
+	c.rerr = fmt.Errorf("%s: %w", phase, err)
+	return c.rerr
+}
+
+// writeRaw makes exactly one Write of p on the socket (passthrough and
+// plaintext mode). Called with wmu held.
+func (c *Conn) writeRaw(p []byte, s State) (int, error) {
+	if c.werr != nil {
+		return 0, c.werr
+	}
+	n, err := c.raw.Write(p)
+	if err == nil {
+		return n, nil
+	}
+	phase := "bridge: passthrough: write"
+	if s == StatePlaintext {
+		phase = "bridge: plaintext: write"
+	}
+	switch {
+	case c.State() == StateClosed:
+		return n, errClosed
+	case isTimeout(err):
+		return n, &tempError{msg: phase, err: err}
+	}
+	c.werr = fmt.Errorf("%s: %w", phase, err)
+	return n, c.werr
+}

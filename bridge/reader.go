@@ -1,0 +1,138 @@
+package bridge
+
+import (
+	"crypto/tls"
+	"errors"
+)
+
+// DefaultChunk is the most a Reader returns from one Read when NewReader
+// is given a chunk of 0.
+const DefaultChunk = 16 << 10
+
+// Empty-record thresholds: the largest record length field (L) an empty
+// application-data record can have (PROTOCOL.md section 7). Records with
+// L at or below the threshold are not coalesced.
+const (
+	// emptyTLS13 is 1 byte of inner content type + a 16-byte AEAD tag.
+	emptyTLS13 = 17
+	// emptyTLS12GCM is an 8-byte explicit nonce + a 16-byte tag.
+	emptyTLS12GCM = 24
+	// emptyTLS12ChaCha is a 16-byte tag (the nonce is implicit).
+	emptyTLS12ChaCha = 16
+	// emptyOther covers every other suite crypto/tls can negotiate: CBC
+	// with HMAC-SHA256 is a 16-byte IV + 48 bytes (32-byte MAC and at
+	// least 1 byte of padding, rounded up to the block); HMAC-SHA1 CBC
+	// (48), 3DES (32) and RC4 (20) are smaller.
+	emptyOther = 64
+)
+
+// Reader reads from a tls.Conn that runs on a bridge Conn and coalesces
+// records: after one Read of the tls.Conn, which may block, it keeps
+// reading into the same buffer while the bridge already holds the next
+// record in full, that record is application data (type 0x17), and its
+// length is above the empty-record threshold of the negotiated version
+// and cipher suite (TLS 1.3: 17; TLS 1.2 AES-GCM: 24; ChaCha20-Poly1305:
+// 16; any other suite, e.g. CBC: 64, a bound above the empty record of
+// every CBC suite crypto/tls offers). The extra reads run in the bridge's
+// no-block mode: they never read the socket and never wait; a record that
+// is not complete ends the batch with a temporary "would block" error that
+// crypto/tls does not keep. So one Read returns many small records at the
+// cost of one socket read, which is where the speed comes from.
+//
+// A Read stops in front of any other record type (handshake, alert,
+// change_cipher_spec), so that e.g. a TLS 1.2 renegotiation request or
+// close_notify is processed only after the data before it was returned.
+// If a read fails in the middle of a batch (a bad record MAC, close_notify
+// in TLS 1.3), the batch is returned with a nil error and the error on the
+// next call. A Read never returns more than len(p) and never more than the
+// chunk.
+//
+// TLS 1.3 caveat: every encrypted TLS 1.3 record has the outer type 0x17,
+// so post-handshake messages (NewSessionTicket, KeyUpdate) and alerts
+// (close_notify) look like data until decrypted. A batch may therefore
+// process a session ticket or a KeyUpdate (crypto/tls handles them
+// inside Read as usual, a KeyUpdate reply being written through the
+// bridge), and a close_notify ends the batch with io.EOF returned on the
+// next call, after the data before it.
+//
+// Reader is the only reader of the tls.Conn while in use and is not safe
+// for concurrent use by several goroutines; writes on the tls.Conn may run
+// concurrently. It does not own p beyond the call. Outside passthrough
+// mode (handshake, plaintext) it behaves as the tls.Conn's own Read.
+type Reader struct {
+	tc    *tls.Conn
+	b     *Conn
+	chunk int
+
+	minLen int32 // empty-record threshold; 0 until known
+	err    error // error from the middle of a batch, returned by the next call
+}
+
+// NewReader returns a coalescing Reader over tc, which must be a tls.Conn
+// whose underlying conn is b. chunk bounds what one Read returns; 0 or
+// less means DefaultChunk.
+func NewReader(tc *tls.Conn, b *Conn, chunk int) *Reader {
+	if chunk <= 0 {
+		chunk = DefaultChunk
+	}
+	return &Reader{tc: tc, b: b, chunk: chunk}
+}
+
+// Read reads at least one byte unless it fails: one Read of the tls.Conn
+// that may block, then as many more as the bridge can serve without
+// blocking (see Reader). It returns at most min(len(p), chunk) bytes.
+func (r *Reader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		err := r.err
+		r.err = nil
+		return 0, err
+	}
+	if len(p) > r.chunk {
+		p = p[:r.chunk]
+	}
+	n, err := r.tc.Read(p)
+	if err != nil || n == len(p) {
+		return n, err
+	}
+	if r.minLen == 0 {
+		r.minLen = emptyRecordLen(r.tc.ConnectionState())
+	}
+	for n < len(p) && r.b.recordReady(r.minLen) {
+		r.b.noBlock.Store(r.minLen)
+		m, err := r.tc.Read(p[n:])
+		r.b.noBlock.Store(0)
+		n += m
+		if err != nil {
+			if !errors.Is(err, errWouldBlock) {
+				r.err = err
+			}
+			break
+		}
+	}
+	return n, nil
+}
+
+// emptyRecordLen returns the empty-record threshold for a connection.
+func emptyRecordLen(cs tls.ConnectionState) int32 {
+	if cs.Version == tls.VersionTLS13 {
+		return emptyTLS13
+	}
+	switch cs.CipherSuite {
+	case tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+		tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+		tls.TLS_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_RSA_WITH_AES_256_GCM_SHA384:
+		return emptyTLS12GCM
+	case tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256:
+		return emptyTLS12ChaCha
+	}
+	return emptyOther
+}
+
+// recordReady reports whether the bridge is in passthrough mode and the
+// record after what the TLS layer has read is complete in the buffer, is
+// application data and is longer than minLen.
+func (c *Conn) recordReady(minLen int32) bool {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	return c.State() == StatePassthrough && c.rerr == nil && c.ra.readyRecord(int(minLen))
+}

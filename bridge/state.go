@@ -1,0 +1,141 @@
+package bridge
+
+import "fmt"
+
+// State is the mode a Conn is in. The zero value is StateHandshake.
+//
+// The only way a Conn changes state is Conn.transition, which checks every
+// move against allowedTransitions; see the diagram in the package
+// documentation.
+type State uint8
+
+const (
+	// StateHandshake: TLS handshake bytes travel as the payload of
+	// PRELOGIN packets. Write buffers a flight; Read sends it and reads
+	// the peer's next message.
+	StateHandshake State = iota
+	// StatePassthrough: TLS records go straight to and from the socket.
+	// Read hands the TLS layer at most one record per call from the
+	// read-ahead buffer; Write passes the caller's slice to the socket.
+	StatePassthrough
+	// StatePlaintext: raw bytes in both directions (login-only encryption
+	// after the first LOGIN7 packet, or a connection without TLS). Read
+	// serves the read-ahead buffer without record framing.
+	StatePlaintext
+	// StateFailed: a permanent error happened; every later call returns
+	// it (sticky). Only Close leaves this state.
+	StateFailed
+	// StateClosed: Close was called. Every later call returns an error
+	// that matches net.ErrClosed.
+	StateClosed
+)
+
+var stateNames = [...]string{
+	StateHandshake:   "handshake",
+	StatePassthrough: "passthrough",
+	StatePlaintext:   "plaintext",
+	StateFailed:      "failed",
+	StateClosed:      "closed",
+}
+
+// String returns the lower-case name of the state, or "State(n)".
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("State(%d)", uint8(s))
+}
+
+// allowedTransitions[from] is the set of states a Conn may move to from
+// state from, as a bit set indexed by State.
+var allowedTransitions = [...]uint8{
+	StateHandshake:   1<<StatePassthrough | 1<<StatePlaintext | 1<<StateFailed | 1<<StateClosed,
+	StatePassthrough: 1<<StatePlaintext | 1<<StateFailed | 1<<StateClosed,
+	StatePlaintext:   1<<StateFailed | 1<<StateClosed,
+	StateFailed:      1 << StateClosed,
+	StateClosed:      0,
+}
+
+// canTransition reports whether a Conn may move from one state to another.
+func canTransition(from, to State) bool {
+	return int(from) < len(allowedTransitions) && int(to) < 8 && allowedTransitions[from]&(1<<to) != 0
+}
+
+// transition is the one place where a Conn changes state. It moves c to
+// state to if the table allows it. Entering StateFailed records cause as
+// the sticky error. On a refused move it returns the error a caller in the
+// current state should see: the sticky error when failed, errClosed when
+// closed, otherwise an error wrapping ErrState.
+func (c *Conn) transition(to State, cause error) error {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	from := State(c.state.Load())
+	if !canTransition(from, to) {
+		switch from {
+		case StateFailed:
+			return c.err
+		case StateClosed:
+			return errClosed
+		}
+		return fmt.Errorf("bridge: cannot go from %v to %v: %w", from, to, ErrState)
+	}
+	if to == StateFailed {
+		c.err = cause
+	}
+	c.state.Store(uint32(to))
+	return nil
+}
+
+// fail moves c to StateFailed with err as the sticky error, unless c has
+// already failed or closed, and returns the error every caller must now
+// see: err itself, the earlier sticky error, or errClosed.
+func (c *Conn) fail(err error) error {
+	if terr := c.transition(StateFailed, err); terr != nil {
+		return terr
+	}
+	return err
+}
+
+// stickyErr returns the error for a call made in state s, which must be
+// StateFailed or StateClosed.
+func (c *Conn) stickyErr(s State) error {
+	if s == StateClosed {
+		return errClosed
+	}
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	if State(c.state.Load()) == StateClosed {
+		return errClosed
+	}
+	return c.err
+}
+
+// start moves c to StatePassthrough or StatePlaintext on behalf of the
+// exported method name. It holds both direction locks, so no Read or Write
+// is half-way through the old mode.
+func (c *Conn) start(to State, name string) error {
+	if !c.rmu.TryLock() {
+		return fmt.Errorf("bridge: %s: %w", name, ErrReadInProgress)
+	}
+	defer c.rmu.Unlock()
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	from := c.State()
+	switch {
+	case from == StateFailed || from == StateClosed:
+		return c.stickyErr(from)
+	case !canTransition(from, to):
+		return fmt.Errorf("bridge: %s in state %v: %w", name, from, ErrState)
+	case from == StateHandshake:
+		if err := c.leaveHandshake(to, name); err != nil {
+			return err
+		}
+	}
+	if err := c.transition(to, nil); err != nil {
+		return err
+	}
+	if to == StatePlaintext {
+		c.ra.recLeft = 0
+	}
+	return nil
+}
