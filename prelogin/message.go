@@ -175,6 +175,12 @@ func (m *Message) Equal(o *Message) bool {
 	if err1 != nil || err2 != nil || k1 != k2 {
 		return false
 	}
+	if _, err := m.size(&s1, k1); err != nil {
+		return false
+	}
+	if _, err := o.size(&s2, k2); err != nil {
+		return false
+	}
 	for i := range k1 {
 		t := m.seqToken(s1[i])
 		if t != o.seqToken(s2[i]) || !bytes.Equal(m.unknownData(s1[i]), o.unknownData(s2[i])) {
