@@ -155,7 +155,7 @@ func isIdentByte(c byte) bool {
 	return isIdentStart(c) || c == '$' || c == '@' || (c >= '0' && c <= '9')
 }
 
-// lexQuoted reads a '...' string starting at s[i] == '\'' ('' stands for ').
+// lexQuoted reads a '...' string starting at s[i] == '\” (” stands for ').
 func lexQuoted(s string, i int) (string, int, error) {
 	var b strings.Builder
 	for j := i + 1; j < len(s); j++ {

@@ -1,0 +1,541 @@
+package tdstest
+
+import (
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"strings"
+
+	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/prelogin"
+	"github.com/tdsbridge/tdsbridge/tds"
+)
+
+// connState is a step of a connection's life. serve runs one step function per state; each
+// returns the next state, and stateDone ends the loop.
+//
+//	first byte --0x12--> prelogin --(no TLS)--------------------------> login --> ready <-+
+//	     |                   |                                          ^          |      |
+//	     |                   +--(login-only or full)--> handshake ------+          +------+
+//	     +--0x16 (TDS 8.0)--> strict handshake --> prelogin (inside TLS) --> login
+//	every state --(error, fault, client gone)--> done
+type connState uint8
+
+const (
+	stateFirstByte connState = iota // tell PRELOGIN (0x12) from a TLS ClientHello (0x16)
+	statePrelogin                   // PRELOGIN request and reply
+	stateHandshake                  // TLS inside PRELOGIN packets
+	stateStrict                     // TDS 8.0: TLS directly on TCP
+	stateLogin                      // LOGIN7 and the login response
+	stateReady                      // requests: SQL batches, attention, ...
+	stateDone
+)
+
+var connStateNames = [...]string{"first-byte", "prelogin", "handshake", "strict-handshake", "login", "ready", "done"}
+
+func (s connState) String() string {
+	if int(s) < len(connStateNames) {
+		return connStateNames[s]
+	}
+	return fmt.Sprintf("connState(%d)", uint8(s))
+}
+
+// Encryption modes of a connection, for logs.
+const (
+	modeNone      = "none"
+	modeLoginOnly = "login-only"
+	modeFull      = "full"
+	modeStrict    = "strict"
+)
+
+// Limits on client messages.
+const (
+	maxLogin7Message  = 128 << 10 // MS-TDS: LOGIN7 is at most 128 KiB
+	maxRequestMessage = 4 << 20
+	firstSPID         = 51
+)
+
+// conn is one client connection. All of it runs on one goroutine (serve); only the socket is
+// touched by Server.Close from another goroutine, which unblocks it.
+type conn struct {
+	srv    *Server
+	id     int
+	spid   uint16
+	raw    net.Conn
+	sock   *socket // raw with the peeked byte and the handshake fault writer
+	b      *bridge.Conn
+	tc     *tls.Conn
+	faults faultState
+	mode   string
+
+	// TDS layer. src and sink are switched when the transport changes (plaintext, TLS).
+	src  *switchReader
+	in   *tds.Reader
+	sink *faultWriter // under out: one Write per packet
+	rec  *recordWriter
+	out  *tds.Writer
+
+	preReply   prelogin.Encryption
+	encrypted  bool // every packet after login travels in TLS (full, strict)
+	packetSize int
+	tdsVersion uint32
+	database   string
+	scratch    []byte
+}
+
+func newConn(s *Server, raw net.Conn, id int) *conn {
+	c := &conn{
+		srv:        s,
+		id:         id,
+		spid:       uint16(firstSPID + (id-1)%30000),
+		raw:        raw,
+		faults:     faultState{f: &s.Config.Faults, conn: id},
+		packetSize: tds.DefaultPacketSize,
+		database:   "master",
+	}
+	return c
+}
+
+func (c *conn) logf(format string, args ...any) {
+	c.srv.logf("tdstest: conn %d (%s): %s", c.id, c.raw.RemoteAddr(), fmt.Sprintf(format, args...))
+}
+
+// serve runs the connection to its end and closes the socket. A panic is recovered and logged:
+// bad input must never take the test process down.
+func (c *conn) serve() {
+	defer func() {
+		if r := recover(); r != nil {
+			c.logf("panic (a bug in tdstest): %v\n%s", r, debug.Stack())
+		}
+		if c.b != nil {
+			_ = c.b.Close()
+		}
+		_ = c.raw.Close()
+	}()
+	state := stateFirstByte
+	for state != stateDone {
+		next, err := c.step(state)
+		if err != nil {
+			c.finish(state, err)
+			return
+		}
+		state = next
+	}
+}
+
+func (c *conn) step(s connState) (connState, error) {
+	switch s {
+	case stateFirstByte:
+		return c.firstByte()
+	case statePrelogin:
+		return c.prelogin()
+	case stateHandshake:
+		return c.handshake()
+	case stateStrict:
+		return c.strictHandshake()
+	case stateLogin:
+		return c.login()
+	case stateReady:
+		return c.request()
+	}
+	return stateDone, fmt.Errorf("tdstest: bad connection state %v", s)
+}
+
+// finish logs why the connection ends and carries out an injected fault.
+func (c *conn) finish(s connState, err error) {
+	var fe *faultError
+	if errors.As(err, &fe) {
+		c.logf("%v", fe)
+		c.act(fe.Action)
+		return
+	}
+	if errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		c.logf("client closed the connection in state %v", s)
+		return
+	}
+	if errors.Is(err, net.ErrClosed) {
+		c.logf("connection closed in state %v", s)
+		return
+	}
+	c.logf("closing in state %v: %v", s, err)
+}
+
+// act carries out a fault action that ends the connection.
+func (c *conn) act(a Action) {
+	switch a {
+	case ActionReset:
+		if tc, ok := c.raw.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+	case ActionStall:
+		// Read and discard until the client closes or Server.Close closes the socket.
+		_, _ = io.Copy(io.Discard, c.raw)
+	}
+}
+
+// fault returns a *faultError for the action due at phase p, or nil. Mutations and ActionError
+// are not returned: the caller arms the sink or answers with an error token.
+func (c *conn) fault(p Phase) (Action, error) {
+	a := c.faults.at(p)
+	switch a {
+	case ActionNone:
+		return a, nil
+	case ActionClose, ActionReset, ActionStall:
+		return a, &faultError{Phase: p, Action: a}
+	}
+	return a, nil
+}
+
+// firstByte peeks at the first byte and sets up the plaintext TDS layer.
+func (c *conn) firstByte() (connState, error) {
+	var b [1]byte
+	if _, err := io.ReadFull(c.raw, b[:]); err != nil {
+		return stateDone, fmt.Errorf("read first byte: %w", err)
+	}
+	c.sock = newSocket(c.raw, b[:])
+	c.src = &switchReader{r: c.sock}
+	c.in = tds.NewReader(c.src, tds.ReaderConfig{MaxPacketSize: tds.DefaultPacketSize})
+	c.sink = &faultWriter{w: c.sock}
+	c.out = tds.NewWriter(c.sink, tds.DefaultPacketSize)
+	c.out.SetSPID(c.spid)
+	cfg := &c.srv.Config
+	switch {
+	case b[0] == 0x16:
+		if cfg.setting() == prelogin.EncryptNotSup {
+			return stateDone, errors.New("client starts with TLS (TDS 8.0) but the server's encryption setting is NOT_SUP")
+		}
+		return stateStrict, nil
+	case cfg.Strict:
+		return stateDone, fmt.Errorf("strict (TDS 8.0) server: client starts with byte 0x%02x, not a TLS ClientHello (0x16)", b[0])
+	case b[0] != byte(tds.TypePrelogin):
+		return stateDone, fmt.Errorf("client starts with byte 0x%02x, want PRELOGIN (0x12) or a TLS ClientHello (0x16)", b[0])
+	}
+	return statePrelogin, nil
+}
+
+// prelogin answers the client's PRELOGIN per the negotiation table.
+func (c *conn) prelogin() (connState, error) {
+	m, err := c.readClientPrelogin()
+	if err != nil {
+		return stateDone, err
+	}
+	a, err := c.fault(PhasePrelogin)
+	if err != nil {
+		return stateDone, err
+	}
+	if a == ActionError {
+		return stateDone, &faultError{Phase: PhasePrelogin, Action: ActionClose}
+	}
+	if a.isMutation() {
+		c.sink.arm(PhasePrelogin, a, 0)
+	}
+	if c.mode == modeStrict {
+		// TDS 8.0: TLS is in place; the ENCRYPTION value is ignored by both sides.
+		reply, _, _ := prelogin.ServerReply(prelogin.EncryptOn, m.Encryption)
+		if err := c.writePrelogin(m, reply); err != nil {
+			return stateDone, err
+		}
+		return stateLogin, nil
+	}
+	reply, outcome, closeAfter := prelogin.ServerReply(c.srv.Config.setting(), m.Encryption)
+	if c.srv.Config.Faults.ReplyNotSup {
+		reply, outcome, closeAfter = prelogin.EncryptNotSup, prelogin.OutcomeNone, false
+	}
+	c.preReply = reply
+	if err := c.writePrelogin(m, reply); err != nil {
+		return stateDone, err
+	}
+	if closeAfter {
+		return stateDone, fmt.Errorf("encryption negotiation: client sent %v, server setting %v: replied %v and closing",
+			m.Encryption, c.srv.Config.setting(), reply)
+	}
+	switch outcome {
+	case prelogin.OutcomeFull:
+		c.mode = modeFull
+	case prelogin.OutcomeLoginOnly:
+		c.mode = modeLoginOnly
+	default:
+		c.mode = modeNone
+		c.b = bridge.New(c.sock, bridge.Options{Role: bridge.RoleServer})
+		if err := c.b.StartPlaintext(); err != nil {
+			return stateDone, fmt.Errorf("start plaintext: %w", err)
+		}
+		c.src.r = c.b
+		c.sink.w = c.b
+		return stateLogin, nil
+	}
+	return stateHandshake, nil
+}
+
+func (c *conn) writePrelogin(client *prelogin.Message, reply prelogin.Encryption) error {
+	payload, err := preloginReply(client, reply)
+	if err != nil {
+		return err
+	}
+	if err := c.out.WriteMessage(tds.TypeTabularResult, payload); err != nil {
+		return fmt.Errorf("write PRELOGIN reply: %w", err)
+	}
+	return c.flush()
+}
+
+// handshake runs TLS inside PRELOGIN packets through the bridge.
+func (c *conn) handshake() (connState, error) {
+	a, err := c.fault(PhaseHandshake)
+	if err != nil {
+		return stateDone, err
+	}
+	switch {
+	case a == ActionError:
+		return stateDone, &faultError{Phase: PhaseHandshake, Action: ActionClose}
+	case a.isMutation():
+		c.sock.fw.arm(PhaseHandshake, a, 0)
+	}
+	c.b = bridge.New(c.sock, bridge.Options{Role: bridge.RoleServer})
+	c.tc = tls.Server(c.b, c.serverTLSConfig(false))
+	if err := c.tc.Handshake(); err != nil {
+		return stateDone, fmt.Errorf("TLS handshake inside PRELOGIN: %w", err)
+	}
+	if err := c.b.StartPassthrough(); err != nil {
+		return stateDone, fmt.Errorf("start passthrough: %w", err)
+	}
+	st := c.tc.ConnectionState()
+	c.logf("TLS %s %s established inside PRELOGIN (%s)", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), c.mode)
+	c.useTLS()
+	return stateLogin, nil
+}
+
+// strictHandshake runs TLS directly on TCP (TDS 8.0), then the PRELOGIN exchange inside it.
+func (c *conn) strictHandshake() (connState, error) {
+	c.mode = modeStrict
+	a, err := c.fault(PhaseHandshake)
+	if err != nil {
+		return stateDone, err
+	}
+	if a != ActionNone {
+		// Nothing has been written yet: a mutation has no packet to mutate; close instead.
+		return stateDone, &faultError{Phase: PhaseHandshake, Action: ActionClose}
+	}
+	c.b = bridge.New(c.sock, bridge.Options{Role: bridge.RoleServer, Direct: true})
+	c.tc = tls.Server(c.b, c.serverTLSConfig(true))
+	if err := c.tc.Handshake(); err != nil {
+		return stateDone, fmt.Errorf("TLS handshake (strict, TDS 8.0): %w", err)
+	}
+	st := c.tc.ConnectionState()
+	if st.NegotiatedProtocol != alpnTDS8 {
+		return stateDone, fmt.Errorf("strict (TDS 8.0): client did not negotiate ALPN %q (got %q)", alpnTDS8, st.NegotiatedProtocol)
+	}
+	c.logf("TLS %s %s established (strict, ALPN %s)", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.NegotiatedProtocol)
+	c.useTLS()
+	return statePrelogin, nil
+}
+
+// useTLS makes the TDS layer read from and write to the tls.Conn.
+func (c *conn) useTLS() {
+	c.src.r = c.tc
+	if n := c.srv.Config.RecordSize; n > 0 {
+		c.rec = newRecordWriter(c.tc, n)
+		c.sink.w = c.rec
+	} else {
+		c.sink.w = c.tc
+	}
+	if c.mode == modeFull || c.mode == modeStrict {
+		c.encrypted = true
+	}
+}
+
+// flush ends the records of a message when RecordSize is set.
+func (c *conn) flush() error {
+	if c.rec == nil {
+		return nil
+	}
+	return c.rec.Flush()
+}
+
+// readLogin7 reads the whole LOGIN7 message. With login-only encryption the first packet comes
+// inside TLS and the rest, and everything after, in plaintext.
+func (c *conn) readLogin7() ([]byte, error) {
+	c.in.SetAllowed(tds.Types(tds.TypeLogin7))
+	c.in.SetMaxMessageSize(maxLogin7Message)
+	if c.mode != modeLoginOnly {
+		_, payload, err := c.in.ReadMessage()
+		if err != nil {
+			return nil, fmt.Errorf("read LOGIN7: %w", err)
+		}
+		return payload, nil
+	}
+	h, body, err := c.in.ReadPacket()
+	if err != nil {
+		return nil, fmt.Errorf("read LOGIN7 (first packet, in TLS): %w", err)
+	}
+	msg := append([]byte(nil), body...)
+	if err := c.b.StartPlaintext(); err != nil {
+		return nil, fmt.Errorf("start plaintext after the first LOGIN7 packet: %w", err)
+	}
+	c.src.r = c.b
+	c.sink.w = c.b
+	c.rec = nil
+	for h.Status&tds.StatusEOM == 0 {
+		h, body, err = c.in.ReadPacket()
+		if err != nil {
+			return nil, fmt.Errorf("read LOGIN7 (plaintext packets): %w", err)
+		}
+		msg = append(msg, body...)
+	}
+	return msg, nil
+}
+
+// login reads LOGIN7, checks the credentials and answers.
+func (c *conn) login() (connState, error) {
+	payload, err := c.readLogin7()
+	if err != nil {
+		return stateDone, err
+	}
+	l, err := parseLogin7(payload)
+	if err != nil {
+		return stateDone, err
+	}
+	cfg := &c.srv.Config
+	if l.SSPILen > 0 && l.UserName == "" {
+		c.loginFailed(l.UserName, "integrated authentication (SSPI) is not supported by tdstest")
+		return stateDone, errors.New("login refused: SSPI")
+	}
+	if !strings.EqualFold(l.UserName, cfg.user()) || l.Password != cfg.password() {
+		c.loginFailed(l.UserName, "wrong user name or password")
+		return stateDone, fmt.Errorf("login failed for user %q: wrong user name or password", l.UserName)
+	}
+	a, err := c.fault(PhaseLogin)
+	if err != nil {
+		return stateDone, err
+	}
+	switch {
+	case a == ActionError:
+		c.loginFailed(l.UserName, "fault injected at login")
+		return stateDone, &faultError{Phase: PhaseLogin, Action: ActionClose}
+	case a.isMutation():
+		c.sink.arm(PhaseLogin, a, 0)
+	}
+	c.tdsVersion = l.TDSVersion
+	if l.Database != "" {
+		c.database = l.Database
+	}
+	size := int(l.PacketSize)
+	if size == 0 {
+		size = tds.DefaultPacketSize
+	}
+	size = min(max(size, tds.MinPacketSize), tds.MaxPacketSize)
+	if c.encrypted {
+		size = min(size, tds.MaxEncryptedPacketSize)
+	}
+	b := c.scratch[:0]
+	b = appendEnvChangeString(b, envDatabase, c.database, "master")
+	b = appendEnvChangeCollation(b)
+	b = appendEnvChangeString(b, envLanguage, "us_english", "")
+	b = appendLoginAck(b, loginAckVersion(l.TDSVersion))
+	b = appendEnvChangePacketSize(b, size, c.packetSize)
+	b = appendDone(b, doneFinal, 0, 0)
+	c.scratch = b
+	if err := c.out.WriteMessage(tds.TypeTabularResult, b); err != nil {
+		return stateDone, fmt.Errorf("write login response: %w", err)
+	}
+	if err := c.flush(); err != nil {
+		return stateDone, err
+	}
+	if err := c.out.SetPacketSize(size); err != nil {
+		return stateDone, fmt.Errorf("set packet size: %w", err)
+	}
+	c.in.SetMaxPacketSize(size)
+	c.packetSize = size
+	c.logf("login of %q (TDS %#08x, %s, app %q, library %q): packet size %d (requested %d)",
+		l.UserName, l.TDSVersion, c.mode, l.AppName, l.CtlIntName, size, l.PacketSize)
+	return stateReady, nil
+}
+
+// loginFailed sends ERROR 18456 and a DONE with the error bit; errors writing it are ignored
+// (the connection closes anyway).
+func (c *conn) loginFailed(user, why string) {
+	c.logf("login failed for user %q: %s", user, why)
+	b := appendMessage(nil, tokenError, serverMessage{
+		Number: 18456, State: 1, Class: 14,
+		Text: fmt.Sprintf("Login failed for user '%s'.", user),
+	})
+	b = appendDone(b, doneError, 0, 0)
+	if err := c.out.WriteMessage(tds.TypeTabularResult, b); err == nil {
+		_ = c.flush()
+	}
+}
+
+// request reads and answers one client request.
+func (c *conn) request() (connState, error) {
+	c.in.SetAllowed(tds.Types(tds.TypeSQLBatch, tds.TypeRPC, tds.TypeAttention, tds.TypeTransactionManager))
+	c.in.SetMaxMessageSize(maxRequestMessage)
+	typ, payload, err := c.in.ReadMessage()
+	if err != nil {
+		return stateDone, fmt.Errorf("read request: %w", err)
+	}
+	status := c.in.MessageStatus()
+	if status&tds.StatusIgnore != 0 {
+		c.logf("ignoring a %v message with the IGNORE bit", typ)
+		return stateReady, nil
+	}
+	reset := status&(tds.StatusResetConnection|tds.StatusResetConnectionSkipTran) != 0
+	switch typ {
+	case tds.TypeAttention:
+		return stateReady, c.writeTokens(appendDone(c.scratch[:0], doneAttn, 0, 0))
+	case tds.TypeSQLBatch:
+		text, err := batchText(payload)
+		if err != nil {
+			return stateDone, err
+		}
+		return stateReady, c.batch(text, reset)
+	case tds.TypeRPC:
+		return stateReady, c.refuse("tdstest: RPC requests (stored procedures, sp_executesql, queries with parameters) are not supported; send parameterless queries as SQL batches")
+	default:
+		return stateReady, c.refuse(fmt.Sprintf("tdstest: %v requests are not supported", typ))
+	}
+}
+
+// refuse answers a request with ERROR 50000 and DONE with the error bit.
+func (c *conn) refuse(msg string) error {
+	c.logf("refused: %s", msg)
+	b := appendMessage(c.scratch[:0], tokenError, serverMessage{Number: 50000, State: 1, Class: 16, Text: msg})
+	return c.writeTokens(appendDone(b, doneError, 0, 0))
+}
+
+// writeTokens sends b as one tabular result message.
+func (c *conn) writeTokens(b []byte) error {
+	c.scratch = b
+	if err := c.out.WriteMessage(tds.TypeTabularResult, b); err != nil {
+		return fmt.Errorf("write response: %w", err)
+	}
+	return c.flush()
+}
+
+// batchText extracts the SQL text of a SQL batch payload: ALL_HEADERS (TDS 7.2+), then UCS-2.
+func batchText(p []byte) (string, error) {
+	if len(p) < 4 {
+		return "", fmt.Errorf("SQL batch of %d bytes has no ALL_HEADERS", len(p))
+	}
+	total := binary.LittleEndian.Uint32(p)
+	if total < 4 || uint64(total) > uint64(len(p)) {
+		return "", fmt.Errorf("SQL batch: ALL_HEADERS TotalLength %d, payload has %d bytes", total, len(p))
+	}
+	for h := p[4:total]; len(h) > 0; {
+		if len(h) < 6 {
+			return "", fmt.Errorf("SQL batch: truncated header in ALL_HEADERS (%d bytes left)", len(h))
+		}
+		n := binary.LittleEndian.Uint32(h)
+		if n < 6 || uint64(n) > uint64(len(h)) {
+			return "", fmt.Errorf("SQL batch: header length %d in ALL_HEADERS with %d bytes left", n, len(h))
+		}
+		h = h[n:]
+	}
+	text := p[total:]
+	if len(text)%2 != 0 {
+		return "", fmt.Errorf("SQL batch text has an odd number of bytes (%d)", len(text))
+	}
+	return decodeUCS2(text), nil
+}

@@ -1,0 +1,68 @@
+package tdstest
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+
+	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/prelogin"
+	"github.com/tdsbridge/tdsbridge/tds"
+)
+
+// alpnTDS8 is the ALPN protocol of TDS 8.0.
+const alpnTDS8 = "tds/8.0"
+
+// serverPreloginVersion is the VERSION the server sends: 16.0.1000.0 (SQL Server 2022).
+var serverPreloginVersion = prelogin.Version{Major: 16, Minor: 0, Build: 1000}
+
+// maxPreloginMessage bounds a client's PRELOGIN message (real ones are under 100 bytes).
+const maxPreloginMessage = 16 << 10
+
+// preloginReply builds the server's PRELOGIN response to a client's message with ENCRYPTION enc.
+func preloginReply(client *prelogin.Message, enc prelogin.Encryption) ([]byte, error) {
+	var m prelogin.Message
+	m.Version, m.HasVersion = serverPreloginVersion, true
+	m.Encryption, m.HasEncryption = enc, true
+	m.Instance, m.HasInstance = []byte{0}, true
+	m.HasThreadID, m.ThreadIDEmpty = true, true
+	m.MARS, m.HasMARS = 0, true
+	if client.HasFedAuthRequired {
+		m.FedAuthRequired, m.HasFedAuthRequired = 0, true
+	}
+	b, err := m.Encode(nil)
+	if err != nil {
+		return nil, fmt.Errorf("tdstest: encode PRELOGIN reply: %w", err)
+	}
+	return b, nil
+}
+
+// readClientPrelogin reads and decodes the client's PRELOGIN message from c.in.
+func (c *conn) readClientPrelogin() (*prelogin.Message, error) {
+	c.in.SetAllowed(tds.Types(tds.TypePrelogin))
+	c.in.SetMaxMessageSize(maxPreloginMessage)
+	_, payload, err := c.in.ReadMessage()
+	if err != nil {
+		return nil, fmt.Errorf("read PRELOGIN: %w", err)
+	}
+	var m prelogin.Message
+	if err := m.Decode(payload); err != nil {
+		return nil, fmt.Errorf("decode PRELOGIN: %w", err)
+	}
+	if !m.HasEncryption {
+		return nil, errors.New("client PRELOGIN has no ENCRYPTION option")
+	}
+	return &m, nil
+}
+
+// serverTLSConfig is the server's TLS configuration: TLS 1.2 at most inside PRELOGIN (as SQL
+// Server), TLS 1.2 or 1.3 with ALPN tds/8.0 for strict; one record per Write of up to 16 KiB.
+func (c *conn) serverTLSConfig(strict bool) *tls.Config {
+	if strict {
+		cfg := c.srv.serverTLS.Clone()
+		cfg.NextProtos = []string{alpnTDS8}
+		cfg.DynamicRecordSizingDisabled = true
+		return cfg
+	}
+	return bridge.PreloginConfig(c.srv.serverTLS, false)
+}

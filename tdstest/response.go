@@ -1,0 +1,147 @@
+package tdstest
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/tdsbridge/tdsbridge/tds"
+)
+
+// envResetConnAck is the ENVCHANGE type that acknowledges RESETCONNECTION.
+const envResetConnAck = 18
+
+// DONE CurCmd values.
+const (
+	curCmdSelect = 0xC1
+	curCmdSet    = 0xBE
+)
+
+// batch answers one SQL batch: every statement's tokens in one tabular result message, streamed
+// through the packet writer. A batch the recognizer refuses gets ERROR 50000 and a DONE with the
+// error bit, and the connection stays usable.
+func (c *conn) batch(text string, reset bool) error {
+	a, err := c.fault(PhaseQuery)
+	if err != nil {
+		return err
+	}
+	switch {
+	case a == ActionError:
+		return c.refuse("tdstest: fault injected at query")
+	case a.isMutation():
+		c.sink.arm(PhaseQuery, a, 0)
+	}
+	stmts, perr := parseBatch(text, sessionInfo{spid: c.spid, database: c.database})
+	if perr == nil {
+		ra, err := c.fault(PhaseResult)
+		if err != nil {
+			// Close, reset or stall after the first packet of the response.
+			c.sink.arm(PhaseResult, ra, 1)
+		}
+		switch {
+		case ra == ActionError:
+			return c.refuse("tdstest: fault injected in the result")
+		case ra.isMutation():
+			c.sink.arm(PhaseResult, ra, 1)
+		}
+	}
+	c.out.BeginMessage(tds.TypeTabularResult, 0)
+	b := c.scratch[:0]
+	if reset {
+		b = append(b, tokenEnvChange, 3, 0, envResetConnAck, 0, 0)
+	}
+	if perr != nil {
+		c.logf("refused batch %q: %v", shorten(text), perr)
+		b = appendMessage(b, tokenError, serverMessage{Number: 50000, State: 1, Class: 16, Text: perr.Error()})
+		b = appendDone(b, doneError, 0, 0)
+	}
+	if _, err := c.out.Write(b); err != nil {
+		return fmt.Errorf("write response: %w", err)
+	}
+	for i, st := range stmts {
+		status := uint16(doneFinal)
+		if i < len(stmts)-1 {
+			status = doneMore
+		}
+		if err := c.statement(st, status); err != nil {
+			return fmt.Errorf("write response: %w", err)
+		}
+	}
+	if err := c.out.EndMessage(); err != nil {
+		return fmt.Errorf("write response: %w", err)
+	}
+	c.sink.disarm()
+	return c.flush()
+}
+
+// statement writes the tokens of one statement, ending with a DONE of the given status.
+func (c *conn) statement(st statement, status uint16) error {
+	b := c.scratch[:0]
+	defer func() { c.scratch = b[:0] }()
+	switch st.kind {
+	case stmtSet, stmtTran:
+		b = appendDone(b, status, curCmdSet, 0)
+	case stmtUse:
+		old := c.database
+		c.database = st.db
+		b = appendEnvChangeString(b, envDatabase, st.db, old)
+		b = appendMessage(b, tokenInfo, serverMessage{Number: 5701, State: 2, Class: 0,
+			Text: fmt.Sprintf("Changed database context to '%s'.", st.db)})
+		b = appendDone(b, status, 0, 0)
+	case stmtSelect:
+		cols := make([]column, len(st.vals))
+		for i, v := range st.vals {
+			cols[i] = v.col
+		}
+		b = appendColMetadata(b, cols)
+		b = append(b, tokenRow)
+		if _, err := c.out.Write(b); err != nil {
+			return err
+		}
+		for _, v := range st.vals {
+			if err := c.writeValue(v); err != nil {
+				return err
+			}
+		}
+		b = appendDone(b[:0], status|doneCount, curCmdSelect, 1)
+	default:
+		return errors.New("tdstest: unknown statement kind")
+	}
+	_, err := c.out.Write(b)
+	return err
+}
+
+// writeValue writes one column value of a ROW token, streaming (max) values.
+func (c *conn) writeValue(v value) error {
+	switch v.col.Type {
+	case typeInt4:
+		var b [4]byte
+		binary.LittleEndian.PutUint32(b[:], uint32(v.i))
+		_, err := c.out.Write(b[:])
+		return err
+	case typeNVarChar, typeBigVarBinary:
+		if v.col.MaxLen == plpMaxLen {
+			return writePLPRepeat(c.out, v.unit, v.n)
+		}
+		var b [2]byte
+		binary.LittleEndian.PutUint16(b[:], uint16(len(v.unit)*int(v.n)))
+		if _, err := c.out.Write(b[:]); err != nil {
+			return err
+		}
+		for i := int64(0); i < v.n; i++ {
+			if _, err := c.out.Write(v.unit); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("tdstest: no encoder for type 0x%02x", v.col.Type)
+}
+
+// shorten cuts a batch for the log.
+func shorten(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
+}
