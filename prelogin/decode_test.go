@@ -30,8 +30,6 @@ func TestDecodeErrors(t *testing.T) {
 			in: cat(ent(TokenEncryption, 0, 1), term, []byte{1}), wantErr: ErrOptionBounds, wantToken: TokenEncryption, wantOffset: 0},
 		"data on the terminator": {
 			in: cat(ent(TokenEncryption, 5, 1), term, []byte{1}), wantErr: ErrOptionBounds, wantToken: TokenEncryption, wantOffset: 0},
-		"empty option inside the table": {
-			in: cat(ent(TokenThreadID, 0, 0), term), wantErr: ErrOptionBounds, wantToken: TokenThreadID, wantOffset: 0},
 		"empty option past the end": {
 			in: cat(ent(TokenThreadID, 7, 0), term), wantErr: ErrOptionBounds, wantToken: TokenThreadID, wantOffset: 0},
 		"offset and length 0xFFFF": {
@@ -157,6 +155,10 @@ func TestDecodeTolerated(t *testing.T) {
 			&Message{MARS: 7, HasMARS: true, FedAuthRequired: 9, HasFedAuthRequired: true}, true},
 		"unknown ENCRYPTION value": {cat(ent(TokenEncryption, 6, 1), term, []byte{0x20}),
 			&Message{Encryption: 0x20, HasEncryption: true}, true},
+		"empty option pointing at offset 0": {cat(ent(TokenEncryption, 11, 1), ent(TokenThreadID, 0, 0), term, []byte{1}),
+			&Message{Encryption: EncryptOn, HasEncryption: true, HasThreadID: true, ThreadIDEmpty: true}, false},
+		"empty option pointing at the end": {cat(ent(TokenThreadID, 6, 0), term),
+			&Message{HasThreadID: true, ThreadIDEmpty: true}, true},
 		"data in reverse order": {
 			cat(ent(TokenEncryption, 12, 1), ent(TokenMARS, 11, 1), term, []byte{0, 1}),
 			&Message{Encryption: EncryptOn, HasEncryption: true, MARS: 0, HasMARS: true}, false},

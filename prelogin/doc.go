@@ -26,14 +26,16 @@
 // byte offset of its table entry: a table that runs off the end of the payload without a
 // terminator (ErrNoTerminator, ErrTruncatedTable), option data outside the data area
 // (ErrOptionBounds: the data area is from the byte after the terminator to the end of the
-// payload), two options whose non-empty data overlap (ErrOptionOverlap), a token that appears
+// payload; an empty option only needs an offset within the payload), two options whose non-empty data overlap (ErrOptionOverlap), a token that appears
 // twice (ErrDuplicateOption), VERSION anywhere but the first entry (ErrVersionNotFirst), and a
 // known fixed-size option of the wrong length (ErrOptionLength).
 //
 // Tolerated, because peers send it or because it is harmless:
 //   - THREADID with length 0 as well as 4 (servers SHOULD send 0 bytes, MS-TDS 2.2.6.5); the
 //     Message records which form it saw (ThreadIDEmpty).
-//   - zero-length options sharing an offset with another option (SQL Server 2008).
+//   - zero-length options sharing an offset with another option (SQL Server 2008), and
+//     zero-length options whose offset points anywhere in the payload, the table included (no
+//     byte is read from it; an offset past the end of the payload is still ErrOptionBounds).
 //   - INSTOPT of any length (a client sends a NUL-terminated name, a server one byte).
 //   - option data in an order other than table order, gaps between option data, and trailing
 //     bytes that no option refers to. Such a payload decodes; Encode then writes the canonical
@@ -42,6 +44,9 @@
 //     EncryptionOf and SetEncryption return ErrNoEncryption for the latter).
 //   - any value in the one-byte options (ENCRYPTION, MARS, FEDAUTHREQUIRED, a server's INSTOPT):
 //     judging values is the negotiation's business, not the codec's.
+//
+// Encode can fail on a decoded Message only when the payload was longer than 65535 bytes: its
+// options' data may then add up to more than an encoded payload can hold (ErrTooLarge).
 //
 // # Negotiation
 //

@@ -14,7 +14,7 @@ var (
 	// ErrTruncatedTable: a table entry is cut short by the end of the payload.
 	ErrTruncatedTable = errors.New("prelogin: option table entry truncated")
 	// ErrOptionBounds: an option's data is not inside the data area (from the byte after the
-	// terminator to the end of the payload).
+	// terminator to the end of the payload), or an empty option's offset is past the end.
 	ErrOptionBounds = errors.New("prelogin: option data out of bounds")
 	// ErrOptionOverlap: the non-empty data of two options overlap.
 	ErrOptionOverlap = errors.New("prelogin: option data overlap")
@@ -56,7 +56,7 @@ var ErrServerRequiresEncryption = ErrEncryptionRequired
 type FormatError struct {
 	Err    error // the sentinel: ErrNoTerminator, ErrOptionBounds, ...
 	Token  Token // the offending option; TokenTerminator when the terminator is missing
-	Offset int   // byte offset of the offending table entry in the payload (-1 for Encode)
+	Offset int   // byte offset of the offending table entry in the payload; -1 when there is none (Encode, ErrNoEncryption)
 
 	DataOffset int   // the entry's declared data offset (ErrOptionBounds, ErrOptionOverlap)
 	DataLength int   // the entry's declared data length (ErrOptionBounds, ErrOptionLength, ...)

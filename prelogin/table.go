@@ -14,8 +14,9 @@ func entry(p []byte, i int) (t Token, off, n int) {
 }
 
 // scanTable checks the option table of payload p and returns the number of entries before the
-// terminator. After a nil error, every entry i < n has data p[off:off+len] inside the data area
-// (from the byte after the terminator to the end of p), no two non-empty data ranges overlap, no
+// terminator. After a nil error, every entry i < n with a non-empty p[off:off+len] has it inside
+// the data area (from the byte after the terminator to the end of p), every empty one has
+// off <= len(p), no two non-empty data ranges overlap, no
 // token repeats, VERSION (if present) is entry 0 and every known fixed-size option has its size.
 // It does not allocate unless it returns an error.
 func scanTable(p []byte) (n int, err error) {
@@ -52,7 +53,9 @@ func scanTable(p []byte) (n int, err error) {
 	dataStart := pos + 1
 	for i := 0; i < n; i++ {
 		t, off, ln := entry(p, i)
-		if off < dataStart || off+ln > len(p) {
+		// An empty option reads no byte: its offset only has to be within the payload (some
+		// peers point empty options at 0). Data must lie after the terminator.
+		if off+ln > len(p) || ln > 0 && off < dataStart {
 			return 0, &FormatError{Err: ErrOptionBounds, Token: t, Offset: i * EntrySize,
 				DataOffset: off, DataLength: ln, PayloadLen: len(p)}
 		}
