@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+// driverCells sets up the driver comparison: the tdstest child (or the -dsn server), one pinned
+// connection per arm and packet size, and the cells: each value type at each packet size with
+// the four arms, then (local server only) the record-size sweep with the TLS arms. It returns
+// the cells, a description of the server, and a function that closes the connections and stops
+// the child.
+func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cellRunner, server string, closeFn func() error, err error) {
+	pool := &driverPool{conns: map[string]*benchConn{}}
+	var ch *child
+	closeFn = func() error {
+		err := pool.close()
+		if ch != nil {
+			if cerr := ch.close(); err == nil {
+				err = cerr
+			}
+		}
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = closeFn()
+		}
+	}()
+	base := driverTarget{dsn: cfg.dsn}
+	var sweep []driverTarget
+	if cfg.dsn != "" {
+		server = redactDSN(cfg.dsn) + " (from -dsn / MSSQL_DSN)"
+	} else {
+		sizes := append([]int{0}, sweepRecordSizes...)
+		ch, err = startDriverChild(sizes)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		for _, rs := range sizes {
+			dsn, err := ch.get(driverInfoKey(rs))
+			if err != nil {
+				return nil, "", nil, err
+			}
+			t := driverTarget{dsn: dsn, extra: trustLocalServer, recordSize: rs, local: true}
+			if rs == 0 {
+				base = t
+			} else {
+				sweep = append(sweep, t)
+			}
+		}
+		server = "tdstest in a child process, encryption setting OFF (encrypt=true gets full TLS, encrypt=disable none), one TLS record per TDS packet"
+	}
+	for _, value := range []string{valueNVarchar, valueVarbinary} {
+		for _, ps := range driverPacketSizes {
+			res := &cellResult{Group: groupDriver, Name: fmt.Sprintf("%s/%d", value, ps), Value: value, PacketSize: ps}
+			var arms []armRunner
+			for _, spec := range driverArmSpecs {
+				bc, err := pool.get(ctx, base, spec, ps)
+				if err != nil {
+					if !base.local && plainArmsOptional[spec.name] {
+						prog.note("%v; leaving the %s arm out", err, spec.name)
+						continue
+					}
+					return nil, "", nil, err
+				}
+				arms = append(arms, armRunner{spec.name, queryArm(bc, value, cfg.size)})
+			}
+			cells = append(cells, newCell(res, arms, driverRatioPairs))
+		}
+	}
+	for _, t := range sweep {
+		res := &cellResult{
+			Group:      groupDriver,
+			Name:       fmt.Sprintf("%s/%d, %s records", valueVarbinary, sweepPacketSize, sizeLabel(t.recordSize)),
+			Value:      valueVarbinary,
+			PacketSize: sweepPacketSize,
+			RecordSize: t.recordSize,
+		}
+		var arms []armRunner
+		for _, spec := range sweepArmSpecs {
+			bc, err := pool.get(ctx, t, spec, sweepPacketSize)
+			if err != nil {
+				return nil, "", nil, err
+			}
+			arms = append(arms, armRunner{spec.name, queryArm(bc, valueVarbinary, cfg.size)})
+		}
+		cells = append(cells, newCell(res, arms, driverRatioPairs))
+	}
+	return cells, server, closeFn, nil
+}
+
+// driverInfoKey is the child info key under which the tdstest child prints the DSN of its
+// server with TLS record size rs.
+func driverInfoKey(rs int) string { return "dsn-rs" + strconv.Itoa(rs) }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// Modes of the measuring run (-mode).
+const (
+	modeDriver    = "driver"
+	modeTransport = "transport"
+	modeAll       = "all"
+)
+
+// config is the parsed command line.
+type config struct {
+	jsonPath string        // -json: write every sample and summary as JSON here
+	plotPath string        // -plot: write an SVG bar chart here
+	dsn      string        // -dsn or MSSQL_DSN: driver comparison against this server
+	duration time.Duration // -duration: measuring time budget of the whole run
+	rounds   int           // -rounds: rounds per cell
+	mode     string        // -mode: driver, transport or all
+	size     int           // -size: bytes of the value each driver query returns
+
+	serve      bool   // -serve: run the tdstest server standalone
+	addr       string // -addr: listen address for -serve
+	encrypt    string // -encrypt: on, off, notsup or strict for -serve
+	user       string // -user for -serve
+	password   string // -password for -serve
+	recordSize int    // -record-size: TLS record size of -serve (0: one record per packet)
+}
+
+// errUsage reports a bad command line; the flag package has already printed why.
+var errUsage = errors.New("bench: usage")
+
+// parseFlags parses args (without the program name). getenv supplies MSSQL_DSN.
+func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.jsonPath, "json", "", "write machine-readable results (every sample) to `FILE`")
+	fs.StringVar(&c.plotPath, "plot", "", "write an SVG chart of client CPU per MiB to `FILE.svg`")
+	fs.StringVar(&c.dsn, "dsn", getenv("MSSQL_DSN"), "run the driver comparison against this server `DSN` (default $MSSQL_DSN)")
+	fs.DurationVar(&c.duration, "duration", 100*time.Second, "measuring time budget of the whole run (setup comes on top)")
+	fs.IntVar(&c.rounds, "rounds", 10, "rounds per cell; every round visits every arm of every cell")
+	fs.StringVar(&c.mode, "mode", modeAll, "what to measure: driver, transport or all")
+	fs.IntVar(&c.size, "size", 1<<20, "`bytes` of the value each driver query returns (even, >= 2)")
+	fs.BoolVar(&c.serve, "serve", false, "run the embedded tdstest server standalone and print its address and DSN")
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:14330", "listen address for -serve (loopback)")
+	fs.StringVar(&c.encrypt, "encrypt", "on", "server encryption setting for -serve: on, off, notsup or strict")
+	fs.StringVar(&c.user, "user", "sa", "login user for -serve")
+	fs.StringVar(&c.password, "password", "tdstest-Passw0rd", "login password for -serve")
+	fs.IntVar(&c.recordSize, "record-size", 0, "TLS record size in `bytes` for -serve (0: one record per TDS packet)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: go run ./bench [flags]\n\n"+
+			"Measures client CPU per MiB for go-mssqldb with its own TLS versus the bridge (see bench/doc.go).\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bench: unexpected arguments: %q\n", fs.Args())
+		return nil, errUsage
+	}
+	if err := c.check(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, errUsage
+	}
+	return c, nil
+}
+
+// check validates the combination of flags.
+func (c *config) check() error {
+	switch c.mode {
+	case modeDriver, modeTransport, modeAll:
+	default:
+		return fmt.Errorf("bench: -mode %q: want driver, transport or all", c.mode)
+	}
+	if c.rounds < 1 {
+		return fmt.Errorf("bench: -rounds %d: want at least 1", c.rounds)
+	}
+	if c.duration <= 0 {
+		return fmt.Errorf("bench: -duration %v: want a positive duration", c.duration)
+	}
+	if c.size < 2 || c.size%2 != 0 {
+		return fmt.Errorf("bench: -size %d: want an even number of bytes >= 2", c.size)
+	}
+	if c.recordSize < 0 || c.recordSize > 16384 {
+		return fmt.Errorf("bench: -record-size %d: want 0..16384", c.recordSize)
+	}
+	if c.serve {
+		switch c.encrypt {
+		case "on", "off", "notsup", "strict":
+		default:
+			return fmt.Errorf("bench: -encrypt %q: want on, off, notsup or strict", c.encrypt)
+		}
+	}
+	return nil
+}
+
+// wantDriver and wantTransport say which parts of the run the mode selects.
+func (c *config) wantDriver() bool    { return c.mode == modeDriver || c.mode == modeAll }
+func (c *config) wantTransport() bool { return c.mode == modeTransport || c.mode == modeAll }
+
+// osGetenv is os.Getenv, named for the call sites that pass it.
+var osGetenv = os.Getenv

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is the whole program; it returns the exit code: 0 done, 1 failed, 2 bad command line.
+// stdin matters only in child mode (its EOF stops the child).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == childFlag {
+		return runChild(args[1:], stdin, stdout, stderr)
+	}
+	cfg, err := parseFlags(args, stderr, osGetenv)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if cfg.serve {
+		if err := runServe(ctx, cfg, stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		return 0
+	}
+	rep, err := runBench(ctx, cfg, newProgress(stderr))
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if err := writeTable(stdout, rep); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	code := 0
+	if cfg.jsonPath != "" {
+		if err := writeFile(cfg.jsonPath, rep, writeJSON); err != nil {
+			fmt.Fprintln(stderr, err)
+			code = 1
+		}
+	}
+	if cfg.plotPath != "" {
+		if err := writePlotFile(cfg.plotPath, rep); err != nil {
+			fmt.Fprintln(stderr, err)
+			code = 1
+		}
+	}
+	return code
+}
+
+// runBench sets up every cell the configuration asks for (servers in child processes,
+// connections), measures them in rounds and returns the report. Everything it started is
+// stopped before it returns.
+func runBench(ctx context.Context, cfg *config, prog *progress) (rep *report, err error) {
+	start := time.Now()
+	rep = &report{
+		Date:          start.UTC().Format("2006-01-02 15:04 MST"),
+		CPUModel:      cpuModel(),
+		NumCPU:        runtime.NumCPU(),
+		GOMAXPROCS:    runtime.GOMAXPROCS(0),
+		GoVersion:     runtime.Version(),
+		DriverVersion: moduleVersion(mssqlModule),
+		Mode:          cfg.mode,
+		Rounds:        cfg.rounds,
+		Budget:        cfg.duration.String(),
+		ValueBytes:    cfg.size,
+	}
+	var cells []*cellRunner
+	var closers []func() error // run in reverse order on the way out
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			if cerr := closers[i](); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+	}()
+	if cfg.wantDriver() {
+		prog.note("starting the driver servers and connections")
+		dcells, server, closeFn, err := driverCells(ctx, cfg, prog)
+		if err != nil {
+			return nil, err
+		}
+		rep.Server = server
+		closers = append(closers, closeFn)
+		cells = append(cells, dcells...)
+	}
+	if cfg.wantTransport() {
+		prog.note("starting the transport child")
+		ch, err := startChild(childStreams)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, ch.close)
+		ts, err := newTransportSetup(ch)
+		if err != nil {
+			return nil, err
+		}
+		cells = append(cells, ts.transportCells()...)
+		fcells, err := floorCells(ts)
+		if err != nil {
+			return nil, err
+		}
+		cells = append(cells, fcells...)
+	}
+	if err := runRounds(ctx, cells, cfg.rounds, cfg.duration, prog); err != nil {
+		return nil, err
+	}
+	for _, c := range cells {
+		rep.Cells = append(rep.Cells, c.result)
+	}
+	rep.Targets = checkTargets(rep)
+	rep.Elapsed = time.Since(start).Round(time.Second).String()
+	return rep, nil
+}

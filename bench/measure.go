@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// errNoProgress reports a sample in which the operation moved no bytes.
+var errNoProgress = errors.New("bench: measured operation moved no bytes")
+
+// measureFor runs op repeatedly for about d (at least once) and measures the client: wall time
+// and process CPU from before the first call to after the last. op returns the payload bytes it
+// moved. The clock is checked after every batch calls of op (batch < 1 counts as 1), so that
+// cheap operations do not pay for reading it. ctx is checked between batches.
+func measureFor(ctx context.Context, d time.Duration, batch int, op func() (int64, error)) (sample, error) {
+	batch = max(batch, 1)
+	m, err := startMeter()
+	if err != nil {
+		return sample{}, err
+	}
+	var s sample
+	deadline := m.wall0.Add(d)
+	for {
+		for i := 0; i < batch; i++ {
+			n, err := op()
+			if err != nil {
+				return sample{}, err
+			}
+			s.Ops++
+			s.Bytes += n
+		}
+		if !time.Now().Before(deadline) {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return sample{}, fmt.Errorf("bench: measurement interrupted: %w", err)
+		}
+	}
+	s.Wall, s.CPU, err = m.stop()
+	if err != nil {
+		return sample{}, err
+	}
+	if s.Bytes <= 0 {
+		return sample{}, errNoProgress
+	}
+	return s, nil
+}

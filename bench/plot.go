@@ -1,0 +1,210 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+)
+
+// plotPanel is one bar chart of the SVG: groups of bars (one group per cell, one bar per arm).
+type plotPanel struct {
+	title  string
+	groups []plotGroup
+}
+
+type plotGroup struct {
+	label string
+	bars  []plotBar
+}
+
+// plotBar is an arm's median with its spread drawn as a whisker.
+type plotBar struct {
+	arm            string
+	median, lo, hi float64
+}
+
+// armColors gives each arm one colour in every panel; TLS and plaintext of the same side share
+// a hue.
+var armColors = map[string]string{
+	armNativeTLS:    "#4e79a7",
+	armBridgedTLS:   "#f28e2b",
+	armNativePlain:  "#a0cbe8",
+	armBridgedPlain: "#ffbe7d",
+	armTLSConn:      "#4e79a7",
+	armBridge:       "#f28e2b",
+	armFloorAESGCM:  "#59a14f",
+	armFloorTCP:     "#8cd17d",
+}
+
+// Plot geometry, in SVG user units (px).
+const (
+	plotBarW      = 16
+	plotGroupGap  = 22
+	plotLeft      = 70
+	plotRight     = 20
+	plotHeight    = 220 // height of a panel's bar area
+	plotTitleH    = 40
+	plotLabelH    = 60 // room for group labels under the bars
+	plotLegendH   = 24
+	plotMinWidth  = 640
+	plotFontSize  = 11
+	plotTickCount = 5
+)
+
+// writePlotFile writes the SVG chart to path; only .svg files are supported.
+func writePlotFile(path string, r *report) error {
+	if ext := strings.ToLower(filepath.Ext(path)); ext != ".svg" {
+		return fmt.Errorf("bench: -plot %s: only .svg is supported (got %q)", path, ext)
+	}
+	return writeFile(path, r, writeSVG)
+}
+
+// plotPanels turns the report into panels: the driver cells in client CPU ms/MiB, and the
+// transport and floor cells in client CPU ms/MB.
+func plotPanels(r *report) []plotPanel {
+	var panels []plotPanel
+	if cells := r.cellsOf(groupDriver); len(cells) > 0 {
+		panels = append(panels, plotPanel{title: "Driver: client CPU ms per MiB (median, whisker = spread)", groups: plotGroups(cells, func(a *armResult) summary { return a.CPUPerMiB })})
+	}
+	cells := append(r.cellsOf(groupTransport), r.cellsOf(groupFloor)...)
+	if len(cells) > 0 {
+		panels = append(panels, plotPanel{title: "Transport only and floor: client CPU ms per MB", groups: plotGroups(cells, func(a *armResult) summary { return a.CPUPerMB })})
+	}
+	return panels
+}
+
+// plotGroups makes one group per cell with one bar per measured arm.
+func plotGroups(cells []*cellResult, metric func(*armResult) summary) []plotGroup {
+	var gs []plotGroup
+	for _, c := range cells {
+		g := plotGroup{label: c.Name}
+		for _, a := range c.Arms {
+			s := metric(a)
+			if s.N == 0 {
+				continue
+			}
+			lo, hi := s.spread()
+			g.bars = append(g.bars, plotBar{arm: a.Name, median: s.Median, lo: lo, hi: hi})
+		}
+		gs = append(gs, g)
+	}
+	return gs
+}
+
+// writeSVG draws the report's panels, stacked, as a standalone SVG document.
+func writeSVG(w io.Writer, r *report) error {
+	panels := plotPanels(r)
+	width := plotMinWidth
+	for _, p := range panels {
+		width = max(width, panelWidth(p))
+	}
+	panelH := plotTitleH + plotHeight + plotLabelH + plotLegendH
+	height := max(len(panels), 1)*panelH + 30
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="%d">`+"\n", width, height, width, height, plotFontSize)
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
+	for i, p := range panels {
+		drawPanel(&b, p, i*panelH)
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#555">%s</text>`+"\n", plotLeft, height-10, xmlEscape(fmt.Sprintf("tdsbridge bench, %s, %s, %d rounds", r.Date, r.CPUModel, r.Rounds)))
+	b.WriteString("</svg>\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("bench: write SVG: %w", err)
+	}
+	return nil
+}
+
+// panelWidth is the width the panel's groups need.
+func panelWidth(p plotPanel) int {
+	w := plotLeft + plotRight
+	for _, g := range p.groups {
+		w += len(g.bars)*plotBarW + plotGroupGap
+	}
+	return w
+}
+
+// drawPanel draws one panel with its top edge at y0: title, axis with ticks, bars with
+// whiskers, group labels and a legend of the arms it shows.
+func drawPanel(b *strings.Builder, p plotPanel, y0 int) {
+	top := y0 + plotTitleH
+	base := top + plotHeight
+	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="14" font-weight="bold">%s</text>`+"\n", plotLeft, y0+24, xmlEscape(p.title))
+	maxV := 0.0
+	for _, g := range p.groups {
+		for _, bar := range g.bars {
+			maxV = math.Max(maxV, math.Max(bar.hi, bar.median))
+		}
+	}
+	step := niceStep(maxV / plotTickCount)
+	top2 := step * math.Ceil(maxV/step)
+	if top2 <= 0 {
+		top2 = 1
+	}
+	yOf := func(v float64) float64 { return float64(base) - v/top2*plotHeight }
+	right := panelWidth(p) - plotRight
+	for v := 0.0; v <= top2+step/2; v += step {
+		y := yOf(v)
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", plotLeft, right, y, y)
+		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", plotLeft-6, y+4, fmtNum(v))
+	}
+	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#333"/>`+"\n", plotLeft, plotLeft, top, base)
+	var legend []string
+	seen := map[string]bool{}
+	x := plotLeft + plotGroupGap/2
+	for _, g := range p.groups {
+		gx := x
+		for _, bar := range g.bars {
+			if !seen[bar.arm] {
+				seen[bar.arm] = true
+				legend = append(legend, bar.arm)
+			}
+			y := yOf(bar.median)
+			fmt.Fprintf(b, `<rect x="%d" y="%.1f" width="%d" height="%.1f" fill="%s"><title>%s</title></rect>`+"\n",
+				x, y, plotBarW-2, float64(base)-y, colorOf(bar.arm), xmlEscape(fmt.Sprintf("%s, %s: %s [%s-%s]", g.label, bar.arm, fmtNum(bar.median), fmtNum(bar.lo), fmtNum(bar.hi))))
+			cx := float64(x) + float64(plotBarW-2)/2
+			fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#222"/>`+"\n", cx, cx, yOf(bar.lo), yOf(bar.hi))
+			x += plotBarW
+		}
+		mid := float64(gx+x) / 2
+		for i, part := range strings.Split(g.label, ", ") {
+			fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", mid, base+16+i*13, xmlEscape(part))
+		}
+		x += plotGroupGap
+	}
+	lx := plotLeft
+	ly := base + plotLabelH
+	for _, arm := range legend {
+		fmt.Fprintf(b, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/>`+"\n", lx, ly, colorOf(arm))
+		fmt.Fprintf(b, `<text x="%d" y="%d">%s</text>`+"\n", lx+16, ly+10, xmlEscape(arm))
+		lx += 24 + 7*len(arm)
+	}
+}
+
+// niceStep rounds x up to 1, 2 or 5 times a power of ten (x <= 0 gives 1).
+func niceStep(x float64) float64 {
+	if x <= 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= x {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// colorOf returns the arm's colour, grey for an unknown arm.
+func colorOf(arm string) string {
+	if c, ok := armColors[arm]; ok {
+		return c
+	}
+	return "#999"
+}
+
+var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;")
+
+// xmlEscape escapes s for SVG text and attribute values.
+func xmlEscape(s string) string { return xmlEscaper.Replace(s) }

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWriteSVG(t *testing.T) {
+	var buf bytes.Buffer
+	if err := writeSVG(&buf, fakeReport()); err != nil {
+		t.Fatal(err)
+	}
+	// Well-formed XML, and one filled bar (a rect with a title) per measured arm: 4 + 2 in the
+	// driver panel, 2 + 1 in the transport panel.
+	dec := xml.NewDecoder(bytes.NewReader(buf.Bytes()))
+	bars, legend := 0, 0
+	var titles []string
+	inTitle := false
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v\n%s", err, buf.String())
+		}
+		switch el := tok.(type) {
+		case xml.StartElement:
+			if el.Name.Local == "title" {
+				bars++
+				inTitle = true
+			}
+			if el.Name.Local == "rect" && attr(el, "width") == "12" {
+				legend++
+			}
+		case xml.CharData:
+			if inTitle {
+				titles = append(titles, string(el))
+			}
+		case xml.EndElement:
+			inTitle = false
+		}
+	}
+	if bars != 9 {
+		t.Errorf("%d bars, want 9", bars)
+	}
+	// Legends: four driver arms; tls.Conn, bridge and the AES floor in the second panel.
+	if legend != 7 {
+		t.Errorf("%d legend entries, want 7", legend)
+	}
+	joined := strings.Join(titles, "\n")
+	for _, want := range []string{"varbinary/4096, native TLS: 3.10 [3.00-3.20]", "AES <GCM> & co, AES-128-GCM open: 0.19 [0.19-0.19]"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("bar titles lack %q:\n%s", want, joined)
+		}
+	}
+}
+
+func attr(el xml.StartElement, name string) string {
+	for _, a := range el.Attr {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+func TestNiceStep(t *testing.T) {
+	for _, tt := range []struct{ in, want float64 }{{0.7, 1}, {1.2, 2}, {3, 5}, {0.031, 0.05}, {60, 100}, {0, 1}} {
+		if got := niceStep(tt.in); got < tt.want*0.999999 || got > tt.want*1.000001 {
+			t.Errorf("niceStep(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestWritePlotFileRejectsOtherFormats(t *testing.T) {
+	err := writePlotFile(filepath.Join(t.TempDir(), "x.png"), fakeReport())
+	if err == nil || !strings.Contains(err.Error(), "only .svg") {
+		t.Errorf("writePlotFile(.png) = %v, want an only-.svg error", err)
+	}
+}

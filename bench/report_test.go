@@ -1,0 +1,60 @@
+package main
+
+import (
+	"time"
+)
+
+// fakeArm makes an arm whose round i moved 10 MiB in 10 ops over 50 ms of wall time with
+// cpuPerMiB[i] ms of CPU per MiB.
+func fakeArm(name string, cpuPerMiB ...float64) *armResult {
+	a := &armResult{Name: name}
+	for i, c := range cpuPerMiB {
+		a.Samples = append(a.Samples, sample{
+			Round: i + 1,
+			Ops:   10,
+			Bytes: 10 << 20,
+			Wall:  50 * time.Millisecond,
+			CPU:   time.Duration(c * 10 * float64(time.Millisecond)),
+		})
+	}
+	return a
+}
+
+// fakeReport is a report with every kind of cell and known figures:
+//   - varbinary/4096: native TLS median 3.1, bridged TLS 2.7 (ratio median 0.87, 5/5 lower),
+//     native plain 2.9, bridged plain 2.7 (ratio 0.93);
+//   - a sweep cell with TLS arms only; a transport cell; a floor cell with a name to escape.
+func fakeReport() *report {
+	r := &report{
+		Date: "2026-11-30 07:00 UTC", CPUModel: "Test CPU", NumCPU: 2, GOMAXPROCS: 2,
+		GoVersion: "go1.26.8", DriverVersion: "v1.11.2", Mode: modeAll,
+		Server: "tdstest", Rounds: 5, Budget: "1m40s", Elapsed: "1m50s", ValueBytes: 1 << 20,
+	}
+	pairs := map[string][][2]string{
+		groupDriver:    driverRatioPairs,
+		groupTransport: {{armBridge, armTLSConn}},
+	}
+	cells := []*cellResult{
+		{Group: groupDriver, Name: "varbinary/4096", Value: valueVarbinary, PacketSize: 4096, Arms: []*armResult{
+			fakeArm(armNativeTLS, 3.0, 3.2, 3.1, 3.3, 2.9),
+			fakeArm(armBridgedTLS, 2.6, 2.7, 2.8, 2.7, 2.6),
+			fakeArm(armNativePlain, 2.9, 2.9, 2.8, 3.0, 2.9),
+			fakeArm(armBridgedPlain, 2.7, 2.7, 2.7, 2.7, 2.7),
+		}},
+		{Group: groupDriver, Name: "varbinary/4096, 1 KiB records", RecordSize: 1024, Arms: []*armResult{
+			fakeArm(armNativeTLS, 4, 4, 4, 4, 4),
+			fakeArm(armBridgedTLS, 3, 3, 3, 3, 3),
+		}},
+		{Group: groupTransport, Name: "1 KiB records, 64 KiB reads", RecordSize: 1024, Pattern: pattern64K, Arms: []*armResult{
+			fakeArm(armTLSConn, 1.5, 1.5, 1.5, 1.5, 1.5),
+			fakeArm(armBridge, 0.9, 0.9, 0.9, 0.9, 0.9),
+		}},
+		{Group: groupFloor, Name: "AES <GCM> & co", Arms: []*armResult{fakeArm(armFloorAESGCM, 0.2, 0.2, 0.2, 0.2, 0.2)}},
+	}
+	for _, c := range cells {
+		c.finish(pairs[c.Group])
+	}
+	r.Cells = cells
+	r.Targets = checkTargets(r)
+	return r
+}

@@ -1,0 +1,139 @@
+package main
+
+// Groups of cells, in the order the table prints them.
+const (
+	groupDriver    = "driver"
+	groupTransport = "transport"
+	groupFloor     = "floor"
+)
+
+// Arm names. The driver arms are go-mssqldb with its own TLS (native) or through the bridge
+// (bridged), each with TLS and in plaintext (encrypt=disable); the transport arms are a plain
+// tls.Conn on the socket and the bridge with its coalescing reader.
+const (
+	armNativeTLS    = "native TLS"
+	armBridgedTLS   = "bridged TLS"
+	armNativePlain  = "native plain"
+	armBridgedPlain = "bridged plain"
+	armTLSConn      = "tls.Conn"
+	armBridge       = "bridge"
+	armFloorAESGCM  = "AES-128-GCM open"
+	armFloorTCP     = "TCP read"
+)
+
+// report is everything one run measured; it is what -json writes.
+type report struct {
+	Date          string        `json:"date"`
+	CPUModel      string        `json:"cpu_model"`
+	NumCPU        int           `json:"num_cpu"`
+	GOMAXPROCS    int           `json:"gomaxprocs"`
+	GoVersion     string        `json:"go_version"`
+	DriverVersion string        `json:"driver_version"`
+	Mode          string        `json:"mode"`
+	Server        string        `json:"server"` // what the driver arms talked to
+	Rounds        int           `json:"rounds"`
+	Budget        string        `json:"duration"`
+	Elapsed       string        `json:"elapsed"`
+	ValueBytes    int           `json:"value_bytes"`
+	Cells         []*cellResult `json:"cells"`
+	Targets       []target      `json:"targets,omitempty"`
+}
+
+// cellResult is one cell of the table: a workload measured with every arm.
+type cellResult struct {
+	Group      string        `json:"group"`
+	Name       string        `json:"name"`
+	Value      string        `json:"value,omitempty"`        // driver: nvarchar or varbinary
+	PacketSize int           `json:"packet_size,omitempty"`  // driver: negotiated TDS packet size
+	RecordSize int           `json:"record_size,omitempty"`  // TLS record size; 0: one per packet
+	Pattern    string        `json:"read_pattern,omitempty"` // transport: how the client reads
+	Arms       []*armResult  `json:"arms"`
+	Ratios     []ratioResult `json:"ratios,omitempty"`
+}
+
+// armResult is one arm of a cell: one sample per round, and the summaries over the rounds.
+type armResult struct {
+	Name      string   `json:"arm"`
+	Samples   []sample `json:"samples"`
+	Wall      summary  `json:"wall_ms_per_op"`
+	CPU       summary  `json:"cpu_ms_per_op"`
+	CPUPerMiB summary  `json:"cpu_ms_per_mib"`
+	CPUPerMB  summary  `json:"cpu_ms_per_mb"`
+	MBps      summary  `json:"mb_per_s"`
+}
+
+// ratioResult is a paired comparison of two arms of a cell on client CPU per byte.
+type ratioResult struct {
+	Candidate string `json:"candidate"`
+	Baseline  string `json:"baseline"`
+	ratio
+}
+
+// arm returns the cell's arm of that name, or nil.
+func (c *cellResult) arm(name string) *armResult {
+	for _, a := range c.Arms {
+		if a.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// ratioOf returns the ratio candidate/baseline of the cell, or nil.
+func (c *cellResult) ratioOf(candidate, baseline string) *ratioResult {
+	for i := range c.Ratios {
+		if c.Ratios[i].Candidate == candidate && c.Ratios[i].Baseline == baseline {
+			return &c.Ratios[i]
+		}
+	}
+	return nil
+}
+
+// finish computes the arm summaries and the ratios listed in pairs (candidate, baseline names)
+// from the samples.
+func (c *cellResult) finish(pairs [][2]string) {
+	for _, a := range c.Arms {
+		a.finish()
+	}
+	c.Ratios = c.Ratios[:0]
+	for _, p := range pairs {
+		cand, base := c.arm(p[0]), c.arm(p[1])
+		if cand == nil || base == nil || len(cand.Samples) == 0 || len(base.Samples) == 0 {
+			continue
+		}
+		c.Ratios = append(c.Ratios, ratioResult{
+			Candidate: p[0],
+			Baseline:  p[1],
+			ratio:     pairedRatio(perSample(cand.Samples, sample.cpuMsPerMiB), perSample(base.Samples, sample.cpuMsPerMiB)),
+		})
+	}
+}
+
+// finish computes the summaries of the arm's samples.
+func (a *armResult) finish() {
+	a.Wall = summarize(perSample(a.Samples, sample.wallMsPerOp))
+	a.CPU = summarize(perSample(a.Samples, sample.cpuMsPerOp))
+	a.CPUPerMiB = summarize(perSample(a.Samples, sample.cpuMsPerMiB))
+	a.CPUPerMB = summarize(perSample(a.Samples, sample.cpuMsPerMB))
+	a.MBps = summarize(perSample(a.Samples, sample.mbPerSec))
+}
+
+// perSample maps f over the samples.
+func perSample(ss []sample, f func(sample) float64) []float64 {
+	xs := make([]float64, len(ss))
+	for i, s := range ss {
+		xs[i] = f(s)
+	}
+	return xs
+}
+
+// cells returns the report's cells of one group, in order.
+func (r *report) cellsOf(group string) []*cellResult {
+	var cs []*cellResult
+	for _, c := range r.Cells {
+		if c.Group == group {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// armRunner measures one arm of a cell: sample runs the arm's workload for about d and returns
+// the measurement.
+type armRunner struct {
+	name   string
+	sample func(ctx context.Context, d time.Duration) (sample, error)
+}
+
+// cellRunner is one cell to measure: its result (filled in as rounds go), its arms in the
+// result's arm order, and the ratios to compute at the end.
+type cellRunner struct {
+	result *cellResult
+	arms   []armRunner
+	pairs  [][2]string // (candidate, baseline) arm names
+}
+
+// newCell makes a cellRunner whose result has one empty armResult per arm.
+func newCell(result *cellResult, arms []armRunner, pairs [][2]string) *cellRunner {
+	for _, a := range arms {
+		result.Arms = append(result.Arms, &armResult{Name: a.name})
+	}
+	return &cellRunner{result: result, arms: arms, pairs: pairs}
+}
+
+// runRounds measures every arm of every cell once per round, cells in order and, inside a cell,
+// arms in order on even rounds and in reverse on odd ones. Every sample gets an equal share of
+// budget. A garbage collection runs before each sample, outside the measurement, so that no arm
+// pays for the garbage of the one before it. It stops at the first error.
+func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time.Duration, prog *progress) error {
+	total := 0
+	for _, c := range cells {
+		total += len(c.arms)
+	}
+	if total == 0 {
+		return nil
+	}
+	slice := budget / time.Duration(rounds*total)
+	prog.begin(rounds * total)
+	defer prog.end()
+	for r := 0; r < rounds; r++ {
+		for _, c := range cells {
+			for k := range c.arms {
+				i := k
+				if r%2 == 1 {
+					i = len(c.arms) - 1 - k
+				}
+				a := c.arms[i]
+				prog.step(fmt.Sprintf("round %d/%d", r+1, rounds), c.result.Group+" "+c.result.Name+" "+a.name)
+				runtime.GC()
+				s, err := a.sample(ctx, slice)
+				if err != nil {
+					return fmt.Errorf("bench: %s %s, %s, round %d: %w", c.result.Group, c.result.Name, a.name, r+1, err)
+				}
+				s.Round = r + 1
+				c.result.Arms[i].Samples = append(c.result.Arms[i].Samples, s)
+			}
+		}
+	}
+	for _, c := range cells {
+		c.result.finish(c.pairs)
+	}
+	return nil
+}

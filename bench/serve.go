@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+
+	"github.com/tdsbridge/tdsbridge/prelogin"
+	"github.com/tdsbridge/tdsbridge/tdstest"
+)
+
+// serveEncrypt maps -encrypt to the tdstest configuration and to the encrypt parameter a
+// go-mssqldb client should use with it.
+func serveEncrypt(cfg *tdstest.Config, setting string) (clientEncrypt string, err error) {
+	switch setting {
+	case "on":
+		return "true", nil
+	case "off":
+		cfg.EncryptionOff = true
+		return "false", nil
+	case "notsup":
+		cfg.Encryption = prelogin.EncryptNotSup
+		return "disable", nil
+	case "strict":
+		cfg.Strict = true
+		return "strict", nil
+	}
+	return "", fmt.Errorf("bench: -encrypt %q: want on, off, notsup or strict", setting)
+}
+
+// runServe runs the tdstest server standalone until ctx ends (Ctrl-C): it listens on -addr,
+// relaying to the server, and prints the address, a go-mssqldb DSN and the CA file for clients.
+// The server's log goes to stderr.
+func runServe(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "tdstest: "+format+"\n", a...) }
+	tcfg := tdstest.Config{User: cfg.user, Password: cfg.password, RecordSize: cfg.recordSize, Logf: logf}
+	encrypt, err := serveEncrypt(&tcfg, cfg.encrypt)
+	if err != nil {
+		return err
+	}
+	s, err := tdstest.NewServer(tcfg)
+	if err != nil {
+		return fmt.Errorf("bench: -serve: %w", err)
+	}
+	defer s.Close()
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("bench: -serve: %w", err)
+	}
+	fwd := startForwarder(ln, s.Addr, logf)
+	defer fwd.Close()
+	params := []string{"encrypt=" + encrypt}
+	if encrypt != "disable" {
+		params = append(params, "certificate="+s.CAFile())
+	}
+	dsn, err := url.Parse(s.DSN(params...))
+	if err != nil {
+		return fmt.Errorf("bench: -serve: DSN: %w", err)
+	}
+	dsn.Host = ln.Addr().String()
+	fmt.Fprintf(stdout, "tdstest listening on %s (encryption %s, user %s, record size %d)\n", ln.Addr(), cfg.encrypt, cfg.user, cfg.recordSize)
+	fmt.Fprintf(stdout, "DSN: %s\n", dsn)
+	fmt.Fprintf(stdout, "CA file: %s\n", s.CAFile())
+	fmt.Fprintln(stdout, "Ctrl-C stops it.")
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+
+	"github.com/tdsbridge/tdsbridge/bridge"
+)
+
+// serveBridge runs the TLS handshake inside PRELOGIN packets through a bridge in the server
+// role, switches it to passthrough, then streams.
+func (s *streamServer) serveBridge(c net.Conn) error {
+	b := bridge.New(c, bridge.Options{Role: bridge.RoleServer})
+	tc := tls.Server(b, bridge.PreloginConfig(s.tlsConfig(), false))
+	if err := tc.Handshake(); err != nil {
+		return fmt.Errorf("bridge handshake: %w", err)
+	}
+	if err := b.StartPassthrough(); err != nil {
+		return fmt.Errorf("bridge passthrough: %w", err)
+	}
+	return streamRecords(tc)
+}
+
+// dialBridge connects to the bridge listener: the handshake through bridge.New + tls.Client +
+// StartPassthrough, and the arm reads through bridge.NewReader (coalesced reads of 64 KiB).
+func (ts *transportSetup) dialBridge(ctx context.Context, recordSize int) (io.Reader, io.Closer, error) {
+	raw, err := dialLoopback(ctx, ts.bridgeAddr)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := bridge.New(raw, bridge.Options{Role: bridge.RoleClient})
+	tc := tls.Client(b, bridge.PreloginConfig(ts.clientConfig(), false))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = b.Close()
+		return nil, nil, fmt.Errorf("bridge handshake: %w", err)
+	}
+	if err := b.StartPassthrough(); err != nil {
+		_ = tc.Close()
+		return nil, nil, fmt.Errorf("bridge passthrough: %w", err)
+	}
+	if err := sendStreamRequest(tc, recordSize); err != nil {
+		_ = tc.Close()
+		return nil, nil, err
+	}
+	return bridge.NewReader(tc, b, 64<<10), tc, nil
+}
