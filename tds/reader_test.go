@@ -141,7 +141,7 @@ func TestReaderBadInput(t *testing.T) {
 			wantErr: ErrShortLength, packet: 1, msgOff: 3, off: 11},
 		{name: "length 4097 before negotiation", in: hdr(TypePrelogin, StatusEOM, 4097), wantErr: ErrPacketTooLarge},
 		{name: "length above a negotiated 512", cfg: ReaderConfig{MaxPacketSize: 512},
-			in: cat(pkt(TypeTabularResult, StatusEOM, 1, make([]byte, 504)...), hdr(TypeTabularResult, StatusEOM, 513)),
+			in:      cat(pkt(TypeTabularResult, StatusEOM, 1, make([]byte, 504)...), hdr(TypeTabularResult, StatusEOM, 513)),
 			wantErr: ErrPacketTooLarge, off: 512},
 		{name: "length 65535 at the largest limit", cfg: ReaderConfig{MaxPacketSize: 1 << 20},
 			in: hdr(TypeTabularResult, StatusEOM, 0xFFFF), wantErr: ErrPacketTooLarge},
@@ -170,7 +170,7 @@ func TestReaderBadInput(t *testing.T) {
 		{name: "one packet over the message limit", cfg: ReaderConfig{MaxMessageSize: 100},
 			in: pkt(TypeTabularResult, StatusEOM, 1, make([]byte, 101)...), wantErr: ErrMessageTooLarge},
 		{name: "third packet over the message limit", cfg: ReaderConfig{MaxMessageSize: 10},
-			in: cat(pkt(TypeTabularResult, 0, 1, 1, 2, 3, 4), pkt(TypeTabularResult, 0, 2, 5, 6, 7, 8), hdr(TypeTabularResult, StatusEOM, 11)),
+			in:      cat(pkt(TypeTabularResult, 0, 1, 1, 2, 3, 4), pkt(TypeTabularResult, 0, 2, 5, 6, 7, 8), hdr(TypeTabularResult, StatusEOM, 11)),
 			wantErr: ErrMessageTooLarge, packet: 2, msgOff: 8, off: 24},
 	}
 	for _, tt := range tests {
