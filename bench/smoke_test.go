@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSmoke runs the whole program in a tiny configuration: one round, a 2 KiB value, a short
+// budget; servers in child processes (this test binary re-executed in child mode). It checks
+// that every section of the table is printed and that the JSON and SVG files are written.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes and measures for a few seconds")
+	}
+	dir := t.TempDir()
+	jsonPath, svgPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.svg")
+	var stdout, stderr bytes.Buffer
+	args := []string{"-rounds", "1", "-size", "2048", "-duration", "2s", "-dsn", "", "-json", jsonPath, "-plot", svgPath}
+	if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("run(%q) = %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"== Driver: one SELECT of a 2 KiB value per query",
+		"nvarchar/4096", "varbinary/16384", "varbinary/4096, 16 KiB records",
+		armNativeTLS, armBridgedTLS, armNativePlain, armBridgedPlain,
+		"== Driver summary", "== Targets (issue 8)",
+		"== Transport only", "16 KiB records, TDS header+body",
+		"== Floor", "loopback TCP read",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr.String(), "round 1/1") {
+		t.Errorf("no progress on stderr:\n%s", stderr.String())
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("JSON: %v", err)
+	}
+	// 4 value cells + 3 sweep cells, 6 transport cells, 4 floor cells; one sample per arm.
+	if len(rep.Cells) != 17 {
+		t.Errorf("%d cells in JSON, want 17", len(rep.Cells))
+	}
+	for _, c := range rep.Cells {
+		for _, a := range c.Arms {
+			if len(a.Samples) != 1 || a.Samples[0].Ops < 1 || a.Samples[0].Bytes < 1 {
+				t.Errorf("%s %s: samples %+v, want one with ops and bytes", c.Name, a.Name, a.Samples)
+			}
+		}
+	}
+	if svg, err := os.ReadFile(svgPath); err != nil || !bytes.HasPrefix(svg, []byte("<svg")) {
+		t.Errorf("SVG file: %v, starts %.20q", err, svg)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	env := func(k string) string {
+		if k == "MSSQL_DSN" {
+			return "sqlserver://u:p@db:1433"
+		}
+		return ""
+	}
+	var stderr bytes.Buffer
+	c, err := parseFlags(nil, &stderr, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.dsn != "sqlserver://u:p@db:1433" || c.mode != modeAll || c.rounds != 10 || c.size != 1<<20 {
+		t.Errorf("defaults = %+v", c)
+	}
+	for _, bad := range [][]string{
+		{"-mode", "x"}, {"-rounds", "0"}, {"-size", "3"}, {"-duration", "0s"},
+		{"-serve", "-encrypt", "maybe"}, {"-record-size", "20000"}, {"extra"},
+	} {
+		stderr.Reset()
+		if _, err := parseFlags(bad, &stderr, env); err == nil {
+			t.Errorf("parseFlags(%q) accepted", bad)
+		} else if stderr.Len() == 0 {
+			t.Errorf("parseFlags(%q) said nothing on stderr", bad)
+		}
+	}
+}
+
+func TestWithParams(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"sqlserver://sa:pw@h:1433?Encrypt=false&database=x", "sqlserver://sa:pw@h:1433?database=x&encrypt=true&packet+size=4096"},
+		{"server=h;user id=sa;password=pw;", "server=h;user id=sa;password=pw;encrypt=true;packet size=4096"},
+	}
+	for _, tt := range tests {
+		got, err := withParams(tt.in, map[string]string{"encrypt": "true", "packet size": "4096"})
+		if err != nil || got != tt.want {
+			t.Errorf("withParams(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	if got := redactDSN("sqlserver://sa:secret@h:1433/inst?x=1"); got != "h:1433/inst" {
+		t.Errorf("redactDSN(URL) = %q", got)
+	}
+	if got := redactDSN("server=h,1433;password=secret"); got != "h,1433" {
+		t.Errorf("redactDSN(ADO) = %q", got)
+	}
+}
