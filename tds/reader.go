@@ -116,7 +116,9 @@ func (r *Reader) MessageStatus() Status { return r.status }
 // payload aliases the Reader's internal buffer, reused by the next call to
 // ReadMessage or ReadPacket, and is valid only until then. If ReadPacket
 // left a message unfinished, ReadMessage returns the rest of it. A message
-// with StatusIgnore is returned like any other (see MessageStatus).
+// with StatusIgnore is returned like any other (see MessageStatus); status
+// bits other than StatusEOM, the SPID, PacketID and Window are not checked
+// (receivers ignore PacketID, MS-TDS 2.2.3.1.5).
 //
 // At the end of the stream before the first byte of a message it returns
 // io.EOF; an end anywhere else is ErrTruncatedHeader or ErrTruncatedPacket.
@@ -156,7 +158,7 @@ func (r *Reader) AppendMessage(dst []byte) (PacketType, []byte, error) {
 // message (same type, MaxMessageSize). At the end of the stream before the
 // first byte of a message it returns io.EOF.
 func (r *Reader) ReadPacket() (Header, []byte, error) {
-	h, body, err := r.next(r.buf[:0])
+	h, body, err := r.AppendPacket(r.buf[:0])
 	if cap(body) > cap(r.buf) {
 		r.buf = body[:0]
 	}
@@ -164,6 +166,14 @@ func (r *Reader) ReadPacket() (Header, []byte, error) {
 		return Header{}, nil, err
 	}
 	return h, body, nil
+}
+
+// AppendPacket is ReadPacket into a caller-owned buffer: it appends the
+// packet's body to dst, growing it by at most the validated body length,
+// and returns the extended slice. On error it returns dst, possibly with
+// more capacity, and the length it had.
+func (r *Reader) AppendPacket(dst []byte) (Header, []byte, error) {
+	return r.next(dst)
 }
 
 // next reads one packet, validates it, appends its body to dst and updates

@@ -108,6 +108,26 @@ func TestReaderPacketThenMessage(t *testing.T) {
 	}
 }
 
+func TestReaderAppendPacket(t *testing.T) {
+	stream := cat(pkt(TypeSSPI, 0, 1, 'b'), pkt(TypeSSPI, StatusEOM, 2, 'c', 'd'), pkt(TypeSQLBatch, StatusEOM, 1, 'e'))
+	r := NewReader(bytes.NewReader(stream), ReaderConfig{Allowed: Types(TypeSSPI)})
+	out := []byte("a")
+	for _, want := range []string{"ab", "abcd"} {
+		var err error
+		_, out, err = r.AppendPacket(out)
+		if err != nil || string(out) != want {
+			t.Fatalf("AppendPacket = %q, %v; want %q", out, err, want)
+		}
+	}
+	if r.MessageStatus() != StatusEOM {
+		t.Errorf("MessageStatus = %v, want EOM", r.MessageStatus())
+	}
+	_, out, err := r.AppendPacket(out)
+	if !errors.Is(err, ErrUnexpectedType) || string(out) != "abcd" {
+		t.Fatalf("AppendPacket of a refused type = %q, %v", out, err)
+	}
+}
+
 func TestReaderAppendMessage(t *testing.T) {
 	stream := cat(pkt(TypeRPC, 0, 1, 'b'), pkt(TypeRPC, StatusEOM, 2, 'c'), hdr(TypeRPC, StatusEOM, 3))
 	r := NewReader(bytes.NewReader(stream), ReaderConfig{})

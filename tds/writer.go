@@ -9,12 +9,17 @@ import (
 //
 // Every packet goes out in exactly one Write call on the underlying writer,
 // header and data together, from the Writer's own buffer (the caller's
-// slices are copied, never retained). A packet is at most PacketSize bytes,
-// header included. Within a message, PacketID counts 1, 2, ... 255, 0, 1, ...
-// and the last packet carries StatusEOM.
+// slices are copied, never retained). Every packet of a message but the
+// last is exactly PacketSize bytes, header included, and the last is at
+// most that (MS-TDS 2.2.3.1.3 requires this of clients since TDS 7.3).
+// Within a message, PacketID counts 1, 2, ... 255, 0, 1, ... and the last
+// packet carries StatusEOM; SPID is the value set with SetSPID (0 by
+// default) and Window is 0.
 //
-// The first error from the underlying writer is sticky: every later call
-// returns it. A Writer is not safe for concurrent use.
+// The first error from the underlying writer (or io.ErrShortWrite) is
+// sticky: every later call returns it, since the peer may have received
+// part of a message. So is the misuse of calling BeginMessage while a
+// message is open. A Writer is not safe for concurrent use.
 type Writer struct {
 	w    io.Writer
 	buf  []byte // the packet being built: header in buf[:HeaderSize], data up to buf[:size]
