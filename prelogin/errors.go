@@ -88,7 +88,13 @@ func (e *FormatError) Error() string {
 	case ErrOptionLength:
 		s += e.Token.String() + at(e.Offset) + ": length " + itoa(e.DataLength) + ", want " + wantLength(e.Token)
 	case ErrDuplicateOption:
-		s += e.Token.String() + at(e.Offset) + " repeats the entry" + at(e.OtherAt)
+		if e.Offset < 0 {
+			s += e.Token.String() + " appears twice in Message.Unknown"
+		} else {
+			s += e.Token.String() + at(e.Offset) + " repeats the entry" + at(e.OtherAt)
+		}
+	case ErrInvalidOption:
+		s += "Message.Unknown holds " + e.Token.String() + ", which is not an unknown option"
 	case ErrVersionNotFirst:
 		s += "VERSION" + at(e.Offset)
 	case ErrNoEncryption:

@@ -44,7 +44,7 @@ type Option struct {
 // remembers the table order it was decoded from (VERSION always first); Encode writes options in
 // that order, then any other present options in token order, then the remaining Unknown options
 // in slice order. The zero Message is empty and ready to use; a hand-built Message therefore
-// encodes in token order, which is the order go-mssqldb, tedious and SQL Server use.
+// encodes in token order, which is the order go-mssqldb and SQL Server use.
 //
 // Decode reuses the Message's storage: Instance and the Data of Unknown options point into a
 // buffer owned by the Message and stay valid until the next Decode or Reset on it, and the
@@ -92,8 +92,9 @@ type Message struct {
 	buf   []byte  // storage for Instance and Unknown data after Decode; reused
 }
 
-// Reset empties m and keeps its storage for reuse. Slices previously returned in Instance or
-// Unknown[i].Data by Decode must no longer be used.
+// Reset empties m and keeps its storage for reuse: it clears the elements of Unknown's backing
+// array and truncates it. Slices previously returned in Instance or Unknown[i].Data by Decode
+// must no longer be used.
 func (m *Message) Reset() {
 	clear(m.Unknown[:cap(m.Unknown)]) // drop references to old data
 	*m = Message{order: m.order[:0], buf: m.buf[:0], Unknown: m.Unknown[:0]}
@@ -199,4 +200,57 @@ func (m *Message) Equal(o *Message) bool {
 		return false
 	}
 	return true
+}
+
+// String describes m for logs, options in encoding order, for example
+// "VERSION=10.0.4000.0 ENCRYPTION=ON INSTOPT=00 THREADID=<empty> MARS=00". Byte data is shown in
+// hex, at most 16 bytes of it per option.
+func (m *Message) String() string {
+	var seq sequence
+	k, err := m.sequence(&seq)
+	if err != nil {
+		return "invalid Message: " + err.Error()
+	}
+	var b []byte
+	for i, s := range seq[:k] {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		t := m.seqToken(s)
+		b = append(b, t.String()...)
+		b = append(b, '=')
+		switch t {
+		case TokenVersion:
+			b = append(b, m.Version.String()...)
+		case TokenEncryption:
+			b = append(b, m.Encryption.String()...)
+		case TokenThreadID:
+			if m.ThreadIDEmpty {
+				b = append(b, "<empty>"...)
+			} else {
+				b = strconv.AppendUint(b, uint64(m.ThreadID), 10)
+			}
+		default:
+			d := make([]byte, m.dataLen(s))
+			m.putData(d, s)
+			b = appendHex(b, d)
+		}
+	}
+	return string(b)
+}
+
+// appendHex appends d in hex, at most 16 bytes of it, then "..." if there is more; "<empty>" for
+// no bytes.
+func appendHex(b, d []byte) []byte {
+	const digits = "0123456789abcdef"
+	if len(d) == 0 {
+		return append(b, "<empty>"...)
+	}
+	for i, c := range d {
+		if i == 16 {
+			return append(b, "..."...)
+		}
+		b = append(b, digits[c>>4], digits[c&15])
+	}
+	return b
 }

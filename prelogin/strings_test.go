@@ -59,3 +59,30 @@ func TestEncryptionPredicates(t *testing.T) {
 		}
 	}
 }
+
+func TestMessageString(t *testing.T) {
+	tests := map[string]struct {
+		m    *Message
+		want string
+	}{
+		"2008 reply": {server2008VectorMessage(),
+			"VERSION=10.0.4000.0 ENCRYPTION=ON INSTOPT=00 THREADID=<empty> MARS=00"},
+		"client": {clientVectorMessage(),
+			"VERSION=9.0.0.0 ENCRYPTION=ON INSTOPT=00 THREADID=3512 MARS=01"},
+		"every option": {fullClientVectorMessage(),
+			"VERSION=17.2.5.7 ENCRYPTION=OFF|CLIENT_CERT INSTOPT=53514c00 THREADID=16909060 MARS=00 " +
+				"TRACEID=101112131415161718191a1b1c1d1e1f... FEDAUTHREQUIRED=01 " +
+				"NONCEOPT=a0a1a2a3a4a5a6a7a8a9aaabacadaeaf... Token(0x2a)=cafe"},
+		"empty":          {&Message{}, ""},
+		"empty instance": {&Message{HasInstance: true}, "INSTOPT=<empty>"},
+		"invalid": {&Message{Unknown: []Option{{Token: 1}}},
+			"invalid Message: prelogin: invalid option (Message.Unknown holds ENCRYPTION, which is not an unknown option)"},
+		"duplicate unknown": {&Message{Unknown: []Option{{Token: 9}, {Token: 9}}},
+			"invalid Message: prelogin: duplicate option (Token(0x09) appears twice in Message.Unknown)"},
+	}
+	for name, tc := range tests {
+		if got := tc.m.String(); got != tc.want {
+			t.Errorf("%s: String() =\n%q\nwant\n%q", name, got, tc.want)
+		}
+	}
+}
