@@ -1,0 +1,298 @@
+package tdstest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The queries every independent client runs, and what they must return.
+const (
+	querySelect1 = "SELECT 1"
+	queryBig     = "SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 524288)"
+	bigLen       = 524288
+)
+
+// recordingLog passes the server log to t and keeps it for assertions.
+type recordingLog struct {
+	t  *testing.T
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func newRecordingLog(t *testing.T) *recordingLog { return &recordingLog{t: t} }
+
+func (l *recordingLog) logf(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	l.t.Log(s)
+	l.mu.Lock()
+	l.b.WriteString(s + "\n")
+	l.mu.Unlock()
+}
+
+func (l *recordingLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// wantMode checks that a connection logged in with the given encryption mode and packet size.
+func (l *recordingLog) wantMode(t *testing.T, mode string, packetSize int) {
+	t.Helper()
+	want := fmt.Sprintf(", %s, app", mode)
+	size := fmt.Sprintf("packet size %d ", packetSize)
+	for _, line := range strings.Split(l.String(), "\n") {
+		if strings.Contains(line, "login of") && strings.Contains(line, want) && strings.Contains(line, size) {
+			return
+		}
+	}
+	t.Errorf("no login in mode %q with packet size %d in the server log", mode, packetSize)
+}
+
+// startServer starts a server logging to a recordingLog and closes it at the end of the test.
+func startServer(t *testing.T, cfg Config) (*Server, *recordingLog) {
+	t.Helper()
+	log := newRecordingLog(t)
+	cfg.Logf = log.logf
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s, log
+}
+
+// lookTool returns the path of an installed program or skips the test naming the package.
+func lookTool(t *testing.T, path, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(path)
+	if err != nil {
+		t.Skipf("%s not installed (install %s): %v", path, pkg, err)
+	}
+	return p
+}
+
+func runTool(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\nstdout: %.2000s\nstderr: %.4000s", cmd.Path, err, stdout.String(), stderr.String())
+	}
+	if stderr.Len() > 0 {
+		t.Logf("%s stderr: %.2000s", filepath.Base(cmd.Path), stderr.String())
+	}
+	return stdout.String()
+}
+
+func toolContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func port(t *testing.T, s *Server) int {
+	_, p, _ := strings.Cut(s.Addr, ":")
+	n, err := strconv.Atoi(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestFreeTDS runs FreeTDS tsql (Debian freetds-bin) against the server.
+func TestFreeTDS(t *testing.T) {
+	tsql := lookTool(t, "tsql", "Debian package freetds-bin")
+	tests := []struct {
+		name       string
+		cfg        Config
+		encryption string
+		mode       string
+	}{
+		{"require, server ON", Config{}, "require", modeFull},
+		{"request, server ON", Config{}, "request", modeFull},
+		{"request, server OFF", Config{EncryptionOff: true}, "request", modeLoginOnly},
+		{"require, large chain", Config{Cert: CertLargeChain}, "require", modeFull},
+		{"off, server NOT_SUP", Config{Encryption: 0x02}, "off", modeNone},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, log := startServer(t, tc.cfg)
+			dir := t.TempDir()
+			conf := filepath.Join(dir, "freetds.conf")
+			text := fmt.Sprintf("[tdstest]\n\thost = 127.0.0.1\n\tport = %d\n\ttds version = 7.4\n\tencryption = %s\n\tca file = %s\n",
+				port(t, s), tc.encryption, s.CAFile())
+			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.CommandContext(toolContext(t), tsql, "-S", "tdstest", "-U", s.Config.user(), "-P", s.Config.password())
+			cmd.Env = append(os.Environ(), "FREETDSCONF="+conf)
+			cmd.Stdin = strings.NewReader(querySelect1 + "\ngo\n" + queryBig + "\ngo\nexit\n")
+			out := runTool(t, cmd)
+			lines := strings.Split(out, "\n")
+			var gotOne, gotBig bool
+			for _, l := range lines {
+				l = strings.TrimSpace(l)
+				if l == "1" {
+					gotOne = true
+				}
+				if len(l) == bigLen && strings.Trim(l, "x") == "" {
+					gotBig = true
+				}
+			}
+			if !gotOne || !gotBig {
+				t.Fatalf("tsql output: SELECT 1 seen %v, %d x seen %v\n%.500s", gotOne, bigLen, gotBig, out)
+			}
+			log.wantMode(t, tc.mode, 4096)
+		})
+	}
+}
+
+// clientLine is one JSON line printed by the node and python clients.
+type clientLine struct {
+	Query      *int            `json:"query"`
+	Value      json.RawMessage `json:"value"`
+	Len        int             `json:"len"`
+	Done       bool            `json:"done"`
+	PacketSize int             `json:"packetSize"`
+}
+
+func parseClientLines(t *testing.T, out string) []clientLine {
+	t.Helper()
+	var res []clientLine
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 4<<20), 4<<20)
+	for sc.Scan() {
+		var l clientLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("client output line %.200q: %v", sc.Text(), err)
+		}
+		res = append(res, l)
+	}
+	if len(res) != 3 || !res[2].Done {
+		t.Fatalf("client output: %.500s", out)
+	}
+	return res
+}
+
+// TestTedious runs tedious 19.2.2 (npm, testdata/node) under Node.
+func TestTedious(t *testing.T) {
+	node := lookTool(t, "node", "Node.js 20")
+	dir, err := filepath.Abs(filepath.Join("testdata", "node"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "tedious", "package.json")); err != nil {
+		t.Skipf("tedious not installed (run npm install --no-package-lock in %s): %v", dir, err)
+	}
+	tests := []struct {
+		name       string
+		cfg        Config
+		encrypt    any
+		packetSize int
+		mode       string
+		wantSize   int
+	}{
+		{"encrypt, 4096", Config{}, true, 4096, modeFull, 4096},
+		{"encrypt, 16384", Config{}, true, 16384, modeFull, 16383},
+		{"encrypt, 16384, large chain", Config{Cert: CertLargeChain}, true, 16384, modeFull, 16383},
+		{"no encryption, 4096", Config{EncryptionOff: true}, false, 4096, modeNone, 4096},
+		{"strict, 4096", Config{Strict: true}, "strict", 4096, modeStrict, 4096},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, log := startServer(t, tc.cfg)
+			arg, _ := json.Marshal(map[string]any{
+				"host": "127.0.0.1", "port": port(t, s), "user": s.Config.user(), "password": s.Config.password(),
+				"encrypt": tc.encrypt, "packetSize": tc.packetSize, "caFile": s.CAFile(),
+				"queries": []string{querySelect1, queryBig},
+			})
+			cmd := exec.CommandContext(toolContext(t), node, filepath.Join(dir, "client.js"), string(arg))
+			cmd.Dir = dir
+			res := parseClientLines(t, runTool(t, cmd))
+			var one int
+			var big string
+			if err := json.Unmarshal(res[0].Value, &one); err != nil || one != 1 {
+				t.Errorf("SELECT 1 gave %s (%v)", res[0].Value, err)
+			}
+			if err := json.Unmarshal(res[1].Value, &big); err != nil || len(big) != bigLen || strings.Trim(big, "x") != "" {
+				t.Errorf("nvarchar(max) gave %d characters (%v)", len(big), err)
+			}
+			if res[2].PacketSize != tc.wantSize {
+				t.Errorf("tedious packet size %d, want %d", res[2].PacketSize, tc.wantSize)
+			}
+			log.wantMode(t, tc.mode, tc.wantSize)
+		})
+	}
+}
+
+// pythonPath is Debian's python, which has python3-tds and python3-openssl (not a pyenv one).
+const pythonPath = "/usr/bin/python3"
+
+// TestPytds runs pytds (Debian python3-tds with python3-openssl).
+func TestPytds(t *testing.T) {
+	py := lookTool(t, pythonPath, "Debian python3")
+	if err := exec.Command(py, "-c", "import pytds, OpenSSL").Run(); err != nil {
+		t.Skipf("pytds or pyOpenSSL not importable by %s (install Debian packages python3-tds python3-openssl): %v", py, err)
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "python", "pytds_client.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		cfg       Config
+		tls       bool
+		loginOnly bool
+		blocksize int
+		mode      string
+	}{
+		{"full, 4096", Config{}, true, false, 4096, modeFull},
+		{"login-only, 4096", Config{EncryptionOff: true}, true, true, 4096, modeLoginOnly},
+		{"login-only asked, server ON", Config{}, true, true, 4096, modeFull},
+		{"no TLS", Config{EncryptionOff: true}, false, false, 4096, modeNone},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, log := startServer(t, tc.cfg)
+			var ca any
+			if tc.tls {
+				ca = s.CAFile()
+			}
+			arg, _ := json.Marshal(map[string]any{
+				"host": "localhost", "port": port(t, s), "user": s.Config.user(), "password": s.Config.password(),
+				"cafile": ca, "enc_login_only": tc.loginOnly, "blocksize": tc.blocksize,
+				"queries": []string{querySelect1, queryBig},
+			})
+			cmd := exec.CommandContext(toolContext(t), py, script, string(arg))
+			res := parseClientLines(t, runTool(t, cmd))
+			var one int
+			var chars string
+			if err := json.Unmarshal(res[0].Value, &one); err != nil || one != 1 {
+				t.Errorf("SELECT 1 gave %s (%v)", res[0].Value, err)
+			}
+			if err := json.Unmarshal(res[1].Value, &chars); err != nil || res[1].Len != bigLen || chars != "x" {
+				t.Errorf("nvarchar(max) gave %d characters of %q (%v)", res[1].Len, chars, err)
+			}
+			want := tc.blocksize
+			if tc.mode == modeFull {
+				want = min(want, 16383)
+			}
+			log.wantMode(t, tc.mode, want)
+		})
+	}
+}
