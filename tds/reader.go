@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 )
 
 // DefaultMaxMessageSize is the maximum message payload a Reader accepts
@@ -34,8 +33,10 @@ type ReaderConfig struct {
 // message stay in the underlying reader. Each header is validated (type
 // allowed, same type as the rest of its message, length within
 // HeaderSize..MaxPacketSize, message within MaxMessageSize) before any
-// buffer grows, so memory grows only with data actually received and never
-// beyond the limits.
+// buffer grows. A buffer grows (by doubling) only when a validated packet
+// needs room, so a peer cannot make the Reader allocate much more than
+// twice what it has sent plus one packet, and the internal buffer never
+// grows beyond MaxMessageSize.
 //
 // Errors are sticky: once a call fails, every later call returns the same
 // error, because the position in the stream is lost. The exception is a
@@ -218,7 +219,9 @@ func (r *Reader) next(dst []byte) (Header, []byte, error) {
 	}
 	bodyLen := int(h.Length) - HeaderSize // validated: 0..maxPacket-HeaderSize
 	start := len(dst)
-	dst = slices.Grow(dst, bodyLen)[:start+bodyLen]
+	// The message began at dst[start-r.msgLen] if dst holds it whole (as in
+	// AppendMessage): it cannot need room beyond that plus maxMessage.
+	dst = grow(dst, bodyLen, start-r.msgLen+r.maxMessage)[:start+bodyLen]
 	n, err = io.ReadFull(r.r, dst[start:])
 	r.off += int64(n)
 	if err != nil {
@@ -244,6 +247,20 @@ func (r *Reader) next(dst []byte) (Header, []byte, error) {
 		r.msgLen += bodyLen
 	}
 	return h, dst, nil
+}
+
+// grow returns dst with room for n more bytes. It doubles the capacity to
+// amortize growth, but not beyond limit, the most the message can need;
+// the result always has room for the n bytes.
+func grow(dst []byte, n, limit int) []byte {
+	need := len(dst) + n
+	if need <= cap(dst) {
+		return dst
+	}
+	c := max(min(max(2*cap(dst), 512), limit), need)
+	nb := make([]byte, len(dst), c)
+	copy(nb, dst)
+	return nb
 }
 
 // check validates h, the header of the next packet, which starts at stream

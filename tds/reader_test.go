@@ -402,6 +402,15 @@ func TestReaderLimits(t *testing.T) {
 	if _, _, err := r.ReadMessage(); !errors.Is(err, ErrMessageTooLarge) {
 		t.Fatalf("after SetMaxMessageSize(7999): %v, want ErrMessageTooLarge", err)
 	}
+	// Growth stops at MaxMessageSize, whatever the doubling would give.
+	var wire bytes.Buffer
+	if err := NewWriter(&wire, 512).WriteMessage(TypeTabularResult, make([]byte, 10000)); err != nil {
+		t.Fatal(err)
+	}
+	r = NewReader(&wire, ReaderConfig{MaxPacketSize: 512, MaxMessageSize: 10000})
+	if _, p, err := r.ReadMessage(); err != nil || len(p) != 10000 || cap(p) > 10000 {
+		t.Fatalf("message of 10000 bytes: len %d, cap %d, %v; want a capacity of at most 10000", len(p), cap(p), err)
+	}
 	// A message of exactly MaxMessageSize is accepted.
 	exact := cat(pkt(TypeSQLBatch, 0, 1, 1, 2, 3), pkt(TypeSQLBatch, StatusEOM, 2, 4, 5))
 	r = NewReader(bytes.NewReader(exact), ReaderConfig{MaxMessageSize: 5})
