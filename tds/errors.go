@@ -47,7 +47,7 @@ var (
 // and Cause.
 type PacketError struct {
 	Err    error  // the sentinel: ErrShortLength, ErrPacketTooLarge, ...
-	Detail string // what exactly was wrong, e.g. "length 5000 > maximum 4096"
+	Detail string // what exactly was wrong, e.g. "length 5000 > 4096"
 	Cause  error  // the underlying read error (io.EOF, io.ErrUnexpectedEOF), or nil
 
 	// Header is the offending packet's header; the zero Header when the

@@ -30,7 +30,7 @@ type Header struct {
 	Length   uint16 // packet length, header included
 	SPID     uint16 // server process id; clients send 0
 	PacketID uint8  // counts packets modulo 256; receivers ignore it
-	Window   uint8  // always 0
+	Window   uint8  // 0 when written; ignored when read
 }
 
 // Put writes the 8-byte wire form of h into b[:8]. b must have a length of
