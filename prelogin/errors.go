@@ -20,8 +20,8 @@ var (
 	ErrOptionOverlap = errors.New("prelogin: option data overlap")
 	// ErrOptionLength: a fixed-size option has the wrong length.
 	ErrOptionLength = errors.New("prelogin: option has the wrong length")
-	// ErrDuplicateOption: a token appears twice in the option table (or twice in
-	// Message.Unknown, or in Unknown as well as in a typed field, for Encode).
+	// ErrDuplicateOption: a token appears twice in the option table (Decode) or in
+	// Message.Unknown (Encode).
 	ErrDuplicateOption = errors.New("prelogin: duplicate option")
 	// ErrVersionNotFirst: VERSION is present but not the first table entry.
 	ErrVersionNotFirst = errors.New("prelogin: VERSION is not the first option")
@@ -36,8 +36,9 @@ var (
 
 // Sentinel errors for the negotiation, wrapped in a *NegotiationError by ClientOutcome.
 var (
-	// ErrEncryptionNotSupported: the client required encryption (it sent ON, REQ or a
-	// CLIENT_CERT value) and the server replied NOT_SUP or OFF.
+	// ErrEncryptionNotSupported: the client required encryption and the server does not
+	// provide it: the client sent ON or REQ (with or without CLIENT_CERT) and the server replied
+	// NOT_SUP or OFF, or the client sent OFF|CLIENT_CERT and the server replied NOT_SUP.
 	ErrEncryptionNotSupported = errors.New("prelogin: client requires encryption, server does not provide it")
 	// ErrEncryptionRequired: the server requires encryption (it replied ON, REQ, or OFF for
 	// login-only) and the client cannot encrypt (it sent NOT_SUP).
