@@ -255,7 +255,7 @@ func (p *parser) fail(what string) error {
 	if rest == "" {
 		rest = "<end of batch>"
 	}
-	return fmt.Errorf("%w: %s near %q (%s)", errUnsupported, what, rest, supportedHelp)
+	return fmt.Errorf("%w: %s near %q in batch %q (%s)", errUnsupported, what, rest, shorten(p.src), supportedHelp)
 }
 
 func (p *parser) statement() (statement, error) {
