@@ -30,8 +30,13 @@ func newCell(result *cellResult, arms []armRunner, pairs [][2]string) *cellRunne
 	return &cellRunner{result: result, arms: arms, pairs: pairs}
 }
 
+// minSlice is the shortest time a sample is given, however far behind the run is.
+const minSlice = 20 * time.Millisecond
+
 // runRounds measures every arm of every cell once per round, cells in order and, inside a cell,
-// arms in order on even rounds and in reverse on odd ones. Every sample gets an equal share of
+// arms in order on even rounds and in reverse on odd ones. Each sample is given an equal share of
+// what is left of budget (at least minSlice), so that setup costs between samples (connecting,
+// collecting garbage, an operation that overruns its slice) do not make the run overrun the
 // budget. A garbage collection runs before each sample, outside the measurement, so that no arm
 // pays for the garbage of the one before it. It stops at the first error.
 func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time.Duration, prog *progress) error {
@@ -42,8 +47,9 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 	if total == 0 {
 		return nil
 	}
-	slice := budget / time.Duration(rounds*total)
-	prog.begin(rounds * total)
+	start := time.Now()
+	left := rounds * total
+	prog.begin(left)
 	defer prog.end()
 	for r := 0; r < rounds; r++ {
 		for _, c := range cells {
@@ -55,6 +61,8 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 				a := c.arms[i]
 				prog.step(fmt.Sprintf("round %d/%d", r+1, rounds), c.result.Group+" "+c.result.Name+" "+a.name)
 				runtime.GC()
+				slice := max((budget-time.Since(start))/time.Duration(left), minSlice)
+				left--
 				s, err := a.sample(ctx, slice)
 				if err != nil {
 					return fmt.Errorf("bench: %s %s, %s, round %d: %w", c.result.Group, c.result.Name, a.name, r+1, err)

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestRunRoundsInterleaves(t *testing.T) {
+	var order []string
+	arm := func(name string, cpuMs float64) armRunner {
+		return armRunner{name, func(_ context.Context, d time.Duration) (sample, error) {
+			if d < minSlice {
+				t.Errorf("slice %v below minSlice", d)
+			}
+			order = append(order, name)
+			return sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Duration(cpuMs * float64(time.Millisecond))}, nil
+		}}
+	}
+	c1 := newCell(&cellResult{Group: groupDriver, Name: "c1"}, []armRunner{arm("A", 2), arm("B", 1)}, [][2]string{{"B", "A"}})
+	c2 := newCell(&cellResult{Group: groupFloor, Name: "c2"}, []armRunner{arm("F", 1)}, nil)
+	if err := runRounds(context.Background(), []*cellRunner{c1, c2}, 3, 0, newProgress(io.Discard)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"A", "B", "F", "B", "A", "F", "A", "B", "F"}
+	if !reflect.DeepEqual(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+	a := c1.result.arm("A")
+	if len(a.Samples) != 3 || a.Samples[2].Round != 3 || a.CPUPerMiB.Median != 2 {
+		t.Errorf("arm A = %+v: want 3 samples, rounds numbered from 1, median 2 ms/MiB", a)
+	}
+	if q := c1.result.ratioOf("B", "A"); q == nil || q.Median != 0.5 || q.Lower != 3 {
+		t.Errorf("ratio B/A = %+v, want 0.5, lower in 3 rounds", q)
+	}
+}
+
+func TestRunRoundsStopsAtError(t *testing.T) {
+	boom := errors.New("boom")
+	calls := 0
+	c := newCell(&cellResult{Group: groupTransport, Name: "c"}, []armRunner{{"X", func(context.Context, time.Duration) (sample, error) {
+		calls++
+		return sample{}, boom
+	}}}, nil)
+	err := runRounds(context.Background(), []*cellRunner{c}, 5, time.Second, newProgress(io.Discard))
+	if !errors.Is(err, boom) || calls != 1 {
+		t.Errorf("runRounds = %v after %d calls, want boom after 1", err, calls)
+	}
+}
+
+func TestMeasureFor(t *testing.T) {
+	n := 0
+	s, err := measureFor(context.Background(), 0, 4, func() (int64, error) { n++; return 10, nil })
+	if err != nil || s.Ops != 4 || s.Bytes != 40 || n != 4 {
+		t.Errorf("measureFor(0 s, batch 4) = %+v, %v after %d calls: want one batch of 4", s, err, n)
+	}
+	if _, err := measureFor(context.Background(), 0, 1, func() (int64, error) { return 0, nil }); !errors.Is(err, errNoProgress) {
+		t.Errorf("measureFor with no bytes = %v, want errNoProgress", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := measureFor(ctx, time.Hour, 1, func() (int64, error) { return 1, nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("measureFor with a cancelled context = %v, want context.Canceled", err)
+	}
+}
