@@ -67,6 +67,14 @@ func TestEncodeErrors(t *testing.T) {
 	}
 }
 
+func TestErrTooLargeMessage(t *testing.T) {
+	_, err := (&Message{Instance: make([]byte, 0xFFFF), HasInstance: true}).Encode(nil)
+	const want = "prelogin: payload too large (encoded size 65541 bytes, at most 65535)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error = %v, want %s", err, want)
+	}
+}
+
 // TestEncodeLargest encodes the largest payload that fits (65535 bytes) and decodes it back.
 func TestEncodeLargest(t *testing.T) {
 	m := &Message{HasEncryption: true, Unknown: []Option{{Token: 0x10, Data: make([]byte, 0xFFFF-12)}}}
