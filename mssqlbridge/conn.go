@@ -1,0 +1,315 @@
+package mssqlbridge
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/tds"
+)
+
+// state is the mode of a conn. The only way a conn changes state is conn.transition, which
+// checks every move against allowedTransitions:
+//
+//	stateNew ──PRELOGIN exchanged──┬─> stateFull ─────────┐
+//	   │                           ├─> stateLoginOnly ──┐ │
+//	   │                           └─> statePlain <─────┘ │ (first LOGIN7 packet sent)
+//	   └──refused──> stateFailed                          │
+//	any state ──Close──> stateClosed <────────────────────┘
+type state uint32
+
+const (
+	// stateNew: nothing has been exchanged with the server yet, except in strict mode, where
+	// the TLS handshake has run on dial. The driver's first Write must be its PRELOGIN.
+	stateNew state = iota
+	// stateFull: every packet, both ways, through TLS.
+	stateFull
+	// stateLoginOnly: the handshake is done; the next Write (the first LOGIN7 packet) goes
+	// through TLS, then the conn switches to statePlain. Reads wait for that switch.
+	stateLoginOnly
+	// statePlain: plaintext both ways (no encryption, or login-only after the LOGIN7 packet).
+	statePlain
+	// stateFailed: the PRELOGIN exchange was refused or failed; every call but Close returns
+	// the sticky error, and nothing more is ever written.
+	stateFailed
+	// stateClosed: Close was called.
+	stateClosed
+)
+
+var stateNames = [...]string{"new", "full", "login-only", "plain", "failed", "closed"}
+
+func (s state) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("state(%d)", uint32(s))
+}
+
+var allowedTransitions = [...]uint8{
+	stateNew:       1<<stateFull | 1<<stateLoginOnly | 1<<statePlain | 1<<stateFailed | 1<<stateClosed,
+	stateFull:      1 << stateClosed,
+	stateLoginOnly: 1<<statePlain | 1<<stateFailed | 1<<stateClosed,
+	statePlain:     1 << stateClosed,
+	stateFailed:    1 << stateClosed,
+	stateClosed:    0,
+}
+
+// conn is the net.Conn go-mssqldb gets from the connector's dialer. The driver, configured
+// with its own encryption disabled, talks plaintext TDS to it; the conn negotiates the user's
+// encryption with the server on the driver's PRELOGIN (see negotiate.go), runs TLS through a
+// bridge.Conn, and from then on maps each driver Write (one TDS packet) to one TLS record and
+// serves the driver's Reads from a read-ahead buffer.
+//
+// Concurrency: as net.Conn requires, every method may be called from any goroutine. Reads are
+// serialized by rmu and Writes by wmu, so a Read and a Write (go-mssqldb's ATTENTION on
+// cancel) run concurrently. Close unblocks both by closing the socket.
+type conn struct {
+	raw      net.Conn
+	settings *settings
+	host     string           // the host the driver dialed: certificate checks use it
+	dialCtx  context.Context  // bounds the PRELOGIN exchange; dropped when it ends (see negotiate)
+	strict   bool             // TDS 8.0: TLS ran on dial
+	rdl, wdl deadline         // read and write deadlines, applied lazily
+	target   atomic.Pointer[connRef] // where deadlines go: the socket, then the bridge
+
+	smu   sync.Mutex   // guards transitions
+	st    atomic.Uint32 // state; written only by transition
+	err   error         // sticky error of stateFailed; set before the transition
+	ready chan struct{} // closed when the conn leaves stateNew
+	plain chan struct{} // closed when the conn leaves stateLoginOnly (or never enters it)
+	done  chan struct{} // closed by Close
+
+	// Set during negotiation, before ready is closed; read-only afterwards.
+	tlsConn *tls.Conn    // nil without TLS
+	bridge  *bridge.Conn // nil without TLS
+	plainW  net.Conn     // writes in statePlain: the bridge (login-only) or the socket
+
+	wmu     sync.Mutex // serializes Writes
+	scratch []byte     // copy of a packet the conn must patch; guarded by wmu
+
+	rmu     sync.Mutex // serializes Reads
+	pending []byte     // the patched PRELOGIN reply, served first; guarded by rmu
+	ra      *readAhead // guarded by rmu
+}
+
+type connRef struct{ net.Conn }
+
+func newConn(ctx context.Context, raw net.Conn, s *settings, host string) *conn {
+	c := &conn{
+		raw:      raw,
+		settings: s,
+		host:     host,
+		dialCtx:  ctx,
+		strict:   s.encryption == encryptionStrict,
+		ready:    make(chan struct{}),
+		plain:    make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	c.target.Store(&connRef{raw})
+	c.rdl.set = func(t time.Time) error { return c.target.Load().SetReadDeadline(t) }
+	c.wdl.set = func(t time.Time) error { return c.target.Load().SetWriteDeadline(t) }
+	return c
+}
+
+func (c *conn) state() state { return state(c.st.Load()) }
+
+// transition is the one place where a conn changes state. It refuses moves the table does not
+// allow and reports whether it moved. Entering stateFailed records cause as the sticky error.
+func (c *conn) transition(to state, cause error) bool {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	from := c.state()
+	if allowedTransitions[from]&(1<<to) == 0 {
+		return false
+	}
+	if to == stateFailed {
+		c.err = cause
+	}
+	c.st.Store(uint32(to))
+	if from == stateNew {
+		close(c.ready)
+	}
+	if from == stateLoginOnly || (from == stateNew && to != stateLoginOnly) {
+		close(c.plain)
+	}
+	if to == stateClosed {
+		close(c.done)
+	}
+	return true
+}
+
+// stickyErr returns the error a call should see in state s, or nil if the call may proceed.
+func (c *conn) stickyErr(s state) error {
+	switch s {
+	case stateFailed:
+		c.smu.Lock()
+		defer c.smu.Unlock()
+		return c.err
+	case stateClosed:
+		return errClosed
+	}
+	return nil
+}
+
+// Write sends p, which go-mssqldb makes exactly one TDS packet. The first Write (the driver's
+// PRELOGIN) runs the whole negotiation and the TLS handshake before it returns; an error from
+// it means nothing that could carry login data was sent, and the conn then refuses every
+// later Write. In full encryption each Write is one TLS record (up to 16 KiB). p is never
+// modified or retained.
+func (c *conn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	s := c.state()
+	if err := c.stickyErr(s); err != nil {
+		return 0, err
+	}
+	if s == stateNew {
+		if err := c.negotiate(p); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	if err := c.wdl.enter(); err != nil {
+		c.wdl.exit()
+		return 0, err
+	}
+	defer c.wdl.exit()
+	var (
+		n   int
+		err error
+	)
+	switch s {
+	case stateFull:
+		n, err = c.tlsConn.Write(c.patchLogin(p))
+	case stateLoginOnly:
+		n, err = c.writeLogin(p)
+	default: // statePlain
+		n, err = c.plainW.Write(p)
+	}
+	if err != nil && c.state() == stateClosed {
+		err = errClosed
+	}
+	return min(n, len(p)), err
+}
+
+// writeLogin sends the first LOGIN7 packet of a login-only connection through TLS, then
+// switches both directions to plaintext.
+func (c *conn) writeLogin(p []byte) (int, error) {
+	if len(p) < tds.HeaderSize || tds.PacketType(p[0]) != tds.TypeLogin7 {
+		err := fmt.Errorf("%w: login-only encryption expects the LOGIN7 packet, got % x", ErrUnexpectedWrite, p[:min(len(p), tds.HeaderSize)])
+		c.transition(stateFailed, err)
+		return 0, err
+	}
+	n, err := c.tlsConn.Write(p)
+	if err != nil {
+		err = fmt.Errorf("mssqlbridge: send LOGIN7 through TLS: %w", err)
+		c.transition(stateFailed, err)
+		return 0, err
+	}
+	if err := c.bridge.StartPlaintext(); err != nil {
+		err = fmt.Errorf("mssqlbridge: switch to plaintext after LOGIN7: %w", err)
+		c.transition(stateFailed, err)
+		return 0, err
+	}
+	c.transition(statePlain, nil)
+	return n, nil
+}
+
+// patchLogin returns p, or in strict mode, for the first packet of a LOGIN7 that asks for
+// TDS 7.4, a copy with the TDS version set to 8.0: the driver, whose own encryption the
+// connector disables, would otherwise announce 7.4 where go-mssqldb's strict mode announces
+// 8.0. Called with wmu held.
+func (c *conn) patchLogin(p []byte) []byte {
+	const versionAt = tds.HeaderSize + 4 // LOGIN7: u32 Length, then u32 TDSVersion (little-endian)
+	if !c.strict || len(p) < versionAt+4 || tds.PacketType(p[0]) != tds.TypeLogin7 ||
+		p[versionAt] != 0x04 || p[versionAt+1] != 0 || p[versionAt+2] != 0 || p[versionAt+3] != 0x74 {
+		return p
+	}
+	c.scratch = append(c.scratch[:0], p...)
+	copy(c.scratch[versionAt:], []byte{0x00, 0x00, 0x00, 0x08})
+	return c.scratch
+}
+
+// Read reads plaintext TDS bytes: first the (patched) PRELOGIN reply, then what the server
+// sends, served from the read-ahead buffer. A Read before the PRELOGIN exchange, or in
+// login-only mode a Read past the PRELOGIN reply before the LOGIN7 packet is sent, waits for
+// it. p may be any size; a Read returns as soon as some bytes are available.
+func (c *conn) Read(p []byte) (int, error) {
+	if err := c.await(c.ready); err != nil {
+		return 0, err
+	}
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	if len(c.pending) > 0 {
+		if err := c.stickyErr(c.state()); err != nil {
+			return 0, err
+		}
+		n := copy(p, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
+	if err := c.await(c.plain); err != nil {
+		return 0, err
+	}
+	n, err := c.ra.Read(p)
+	if err != nil && c.state() == stateClosed {
+		err = errClosed
+	}
+	return n, err
+}
+
+// await blocks until ch is closed or the conn is closed, then returns the error that stops
+// reads, if any.
+func (c *conn) await(ch chan struct{}) error {
+	select {
+	case <-ch:
+	case <-c.done:
+		return errClosed
+	}
+	return c.stickyErr(c.state())
+}
+
+// Close closes the connection and unblocks any Read or Write. In full encryption it sends a
+// TLS close_notify first, as go-mssqldb's own TLS does (crypto/tls skips it if a Write is
+// blocked). A second Close returns an error matching net.ErrClosed.
+func (c *conn) Close() error {
+	prev := c.state()
+	if !c.transition(stateClosed, nil) {
+		return errClosed
+	}
+	var err error
+	if prev == stateFull && c.tlsConn != nil {
+		err = c.tlsConn.Close()
+	}
+	if cerr := c.raw.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) && err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("mssqlbridge: close: %w", err)
+	}
+	return nil
+}
+
+// LocalAddr returns the socket's local address.
+func (c *conn) LocalAddr() net.Addr { return c.raw.LocalAddr() }
+
+// RemoteAddr returns the socket's remote address.
+func (c *conn) RemoteAddr() net.Addr { return c.raw.RemoteAddr() }
+
+// SetDeadline sets both deadlines. It is cheap: the value is stored and reaches the socket
+// only when a call needs the socket (see deadline).
+func (c *conn) SetDeadline(t time.Time) error {
+	return errors.Join(c.rdl.store(t), c.wdl.store(t))
+}
+
+// SetReadDeadline sets the read deadline (stored; see SetDeadline).
+func (c *conn) SetReadDeadline(t time.Time) error { return c.rdl.store(t) }
+
+// SetWriteDeadline sets the write deadline (stored; see SetDeadline).
+func (c *conn) SetWriteDeadline(t time.Time) error { return c.wdl.store(t) }

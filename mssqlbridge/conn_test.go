@@ -1,0 +1,151 @@
+package mssqlbridge
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/microsoft/go-mssqldb/msdsn"
+
+	"github.com/tdsbridge/tdsbridge/prelogin"
+	"github.com/tdsbridge/tdsbridge/tds"
+)
+
+// testSettings returns connector settings for encryption enc, verifying against pki's CA.
+func testSettings(t testing.TB, pki *testPKI, enc msdsn.Encryption) *settings {
+	t.Helper()
+	cfg := msdsn.Config{Encryption: enc, Host: "localhost"}
+	if enc != msdsn.EncryptionDisabled {
+		cfg.TLSConfig = &tls.Config{RootCAs: pki.pool}
+	}
+	s, err := newSettings(cfg, "", options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// dialTest dials the fake server through the bridged dialer, as go-mssqldb would.
+func dialTest(t testing.TB, s *settings, addr string) (*conn, error) {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, err := (&dialer{s: s}).DialContext(ctx, "tcp", net.JoinHostPort("localhost", port))
+	if err != nil {
+		return nil, err
+	}
+	c := nc.(*conn)
+	c.dialCtx = nil // the test's context ends here; negotiation runs unbounded
+	return c, nil
+}
+
+// roundTrip writes a packet and reads the echo.
+func roundTrip(t testing.TB, c net.Conn, typ tds.PacketType, body []byte) {
+	t.Helper()
+	if _, err := c.Write(packet(typ, body)); err != nil {
+		t.Fatalf("write %v: %v", typ, err)
+	}
+	h, got, err := tds.NewReader(c, tds.ReaderConfig{MaxPacketSize: tds.MaxPacketSize}).ReadPacket()
+	if err != nil {
+		t.Fatalf("read echo of %v: %v", typ, err)
+	}
+	if h.Type != tds.TypeTabularResult || !bytes.Equal(got, body) {
+		t.Fatalf("echo of %v: got %v with %d bytes, want %d bytes", typ, h, len(got), len(body))
+	}
+}
+
+// TestNegotiationCells runs every client setting against every server setting of the
+// PROTOCOL.md table at the transport level and checks the outcome: which packets the server
+// received inside TLS, the ENCRYPTION value it received, and the refusals.
+func TestNegotiationCells(t *testing.T) {
+	pki := newTestPKI(t)
+	type want struct {
+		err     error
+		sent    prelogin.Encryption
+		login   bool // LOGIN7 inside TLS
+		batch   bool // SQL batch inside TLS
+		version uint16
+	}
+	cases := []struct {
+		name   string
+		client msdsn.Encryption
+		server prelogin.Encryption
+		strict bool
+		want   want
+	}{
+		{"disable/OFF", msdsn.EncryptionDisabled, prelogin.EncryptOff, false, want{sent: prelogin.EncryptNotSup}},
+		{"disable/ON", msdsn.EncryptionDisabled, prelogin.EncryptOn, false, want{err: ErrServerRequiresEncryption, sent: prelogin.EncryptNotSup}},
+		{"disable/NOT_SUP", msdsn.EncryptionDisabled, prelogin.EncryptNotSup, false, want{sent: prelogin.EncryptNotSup}},
+		{"false/OFF", msdsn.EncryptionOff, prelogin.EncryptOff, false, want{sent: prelogin.EncryptOff, login: true, version: tls.VersionTLS12}},
+		{"false/ON", msdsn.EncryptionOff, prelogin.EncryptOn, false, want{sent: prelogin.EncryptOff, login: true, batch: true, version: tls.VersionTLS12}},
+		{"false/NOT_SUP", msdsn.EncryptionOff, prelogin.EncryptNotSup, false, want{sent: prelogin.EncryptOff}},
+		{"true/OFF", msdsn.EncryptionRequired, prelogin.EncryptOff, false, want{sent: prelogin.EncryptOn, login: true, batch: true, version: tls.VersionTLS12}},
+		{"true/ON", msdsn.EncryptionRequired, prelogin.EncryptOn, false, want{sent: prelogin.EncryptOn, login: true, batch: true, version: tls.VersionTLS12}},
+		{"true/NOT_SUP", msdsn.EncryptionRequired, prelogin.EncryptNotSup, false, want{err: ErrServerNoEncryption, sent: prelogin.EncryptOn}},
+		{"strict/strict", msdsn.EncryptionStrict, prelogin.EncryptOn, true, want{sent: prelogin.EncryptStrict, login: true, batch: true, version: tls.VersionTLS13}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newFakeServer(t, pki, tc.server, tc.strict)
+			c, err := dialTest(t, testSettings(t, pki, tc.client), srv.addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_, err = c.Write(clientPrelogin())
+			if tc.want.err != nil {
+				if !errors.Is(err, tc.want.err) {
+					t.Fatalf("PRELOGIN write: got %v, want %v", err, tc.want.err)
+				}
+				// Sticky: nothing more is written, reads fail the same way.
+				if _, err2 := c.Write(packet(tds.TypeLogin7, []byte("login"))); !errors.Is(err2, tc.want.err) {
+					t.Fatalf("write after refusal: got %v, want %v", err2, tc.want.err)
+				}
+				if _, err2 := c.Read(make([]byte, 8)); !errors.Is(err2, tc.want.err) {
+					t.Fatalf("read after refusal: got %v, want %v", err2, tc.want.err)
+				}
+				c.Close()
+				srv.close()
+				events, sent, _ := srv.snapshot()
+				if len(events) != 0 {
+					t.Fatalf("server received %v after the refusal", events)
+				}
+				if len(sent) != 1 || sent[0] != tc.want.sent {
+					t.Fatalf("server saw ENCRYPTION %v, want %v", sent, tc.want.sent)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("PRELOGIN write: %v", err)
+			}
+			typ, payload, err := tds.NewReader(c, tds.ReaderConfig{}).ReadMessage()
+			if err != nil {
+				t.Fatalf("read PRELOGIN reply: %v", err)
+			}
+			if enc, err := prelogin.EncryptionOf(payload); typ != tds.TypeTabularResult || err != nil || enc != prelogin.EncryptNotSup {
+				t.Fatalf("driver's reply: type %v, ENCRYPTION %v (%v); want tabular result, NOT_SUP", typ, enc, err)
+			}
+			roundTrip(t, c, tds.TypeLogin7, bytes.Repeat([]byte("L"), 300))
+			roundTrip(t, c, tds.TypeSQLBatch, bytes.Repeat([]byte("q"), 5000))
+			roundTrip(t, c, tds.TypeSQLBatch, []byte("again"))
+			c.Close()
+			srv.close()
+			events, sent, versions := srv.snapshot()
+			wantEvents := []event{{tds.TypeLogin7, tc.want.login}, {tds.TypeSQLBatch, tc.want.batch}, {tds.TypeSQLBatch, tc.want.batch}}
+			if len(events) != 3 || events[0] != wantEvents[0] || events[1] != wantEvents[1] || events[2] != wantEvents[2] {
+				t.Fatalf("server received %v, want %v", events, wantEvents)
+			}
+			if len(sent) != 1 || sent[0] != tc.want.sent {
+				t.Fatalf("server saw ENCRYPTION %v, want %v", sent, tc.want.sent)
+			}
+			if tc.want.version != 0 && (len(versions) != 1 || versions[0] != tc.want.version) {
+				t.Fatalf("TLS versions %x, want %x", versions, tc.want.version)
+			}
+		})
+	}
+}

@@ -1,0 +1,154 @@
+package mssqlbridge
+
+import (
+	"crypto/tls"
+	"fmt"
+	"strings"
+	"time"
+
+	mssql "github.com/microsoft/go-mssqldb"
+	"github.com/microsoft/go-mssqldb/msdsn"
+
+	"github.com/tdsbridge/tdsbridge/prelogin"
+)
+
+// DriverName is the name this package registers with database/sql:
+// sql.Open(mssqlbridge.DriverName, dsn) takes the same DSNs as sql.Open("sqlserver", dsn).
+const DriverName = "tdsbridge"
+
+const encryptionStrict = msdsn.EncryptionStrict
+
+// settings is what a connector's connections share. Immutable after newSettings.
+type settings struct {
+	encryption msdsn.Encryption // what the user asked for (the driver's own is disabled)
+	tlsBase    *tls.Config      // DSN-derived or the caller's; never modified; nil when disabled
+	hostInCert bool             // tlsBase.ServerName was fixed by the DSN or the caller
+	file       *filePoolLoad    // the DSN's certificate file, loading in the background; or nil
+	system     bool             // connections verify against the system roots
+	dialer     mssql.Dialer     // the caller's dialer, or nil
+	host       string           // the DSN's host, for HostName
+	keepAlive  time.Duration
+	multiIP    bool // MultiSubnetFailover: dial every address of a name at once
+}
+
+// NewConnector returns a go-mssqldb connector for dsn, which may take any form go-mssqldb
+// accepts (sqlserver:// URL, ADO "server=...;", ODBC "odbc:server=...;"), whose connections
+// use the bridge's TLS instead of go-mssqldb's own. Use it with sql.OpenDB; it is the drop-in
+// replacement for mssql.NewConnector.
+//
+// Every DSN parameter keeps its go-mssqldb meaning; encrypt=disable|false|true|strict,
+// TrustServerCertificate, hostNameInCertificate, certificate, tlsmin, packet size, dial timeout
+// and connection timeout are honoured by the bridged connection (see the package
+// documentation for the differences). The certificate file is not read here but in a
+// background goroutine, and, if connections will verify the server's certificate against the
+// system roots, so is the system root pool; a connection that needs either waits for it, and a
+// file that cannot be loaded fails each such connection with a *CertificateFileError.
+//
+// The connector's Dialer field is set to the bridge's dialer: do not replace it (use
+// WithDialer). Its other fields (SessionInitSQL, ...) may be set as usual.
+func NewConnector(dsn string, opts ...Option) (*mssql.Connector, error) {
+	cfg, certFile, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return newConnector(cfg, certFile, opts)
+}
+
+// NewConnectorConfig is NewConnector for a parsed (or hand-built) msdsn.Config, the
+// counterpart of mssql.NewConnectorConfig. cfg.TLSConfig carries the TLS settings (msdsn.Parse
+// has already read any certificate file); Protocols may be empty (it means TCP). cfg is not
+// modified.
+func NewConnectorConfig(cfg msdsn.Config, opts ...Option) (*mssql.Connector, error) {
+	return newConnector(cfg, "", opts)
+}
+
+func newConnector(cfg msdsn.Config, certFile string, opts []Option) (*mssql.Connector, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s, err := newSettings(cfg, certFile, o)
+	if err != nil {
+		return nil, err
+	}
+	drv := cfg // the driver's copy: plaintext towards our conn
+	drv.Encryption = msdsn.EncryptionDisabled
+	drv.TLSConfig = nil
+	if len(drv.Protocols) == 0 {
+		drv.Protocols = []string{"tcp"}
+	} else {
+		drv.Protocols = append([]string(nil), drv.Protocols...)
+	}
+	c := mssql.NewConnectorConfig(drv)
+	c.Dialer = &dialer{s: s}
+	return c, nil
+}
+
+func newSettings(cfg msdsn.Config, certFile string, o options) (*settings, error) {
+	switch cfg.Encryption {
+	case msdsn.EncryptionOff, msdsn.EncryptionRequired, msdsn.EncryptionDisabled, msdsn.EncryptionStrict:
+	default:
+		return nil, fmt.Errorf("mssqlbridge: unknown encryption setting %d", cfg.Encryption)
+	}
+	for _, p := range cfg.Protocols {
+		if p != "tcp" && p != "admin" {
+			// Any other protocol would bypass the bridge's dialer, and with it encryption.
+			return nil, fmt.Errorf("mssqlbridge: protocol %q is not supported (only tcp)", p)
+		}
+	}
+	s := &settings{
+		encryption: cfg.Encryption,
+		dialer:     o.dialer,
+		host:       cfg.Host,
+		keepAlive:  cfg.KeepAlive,
+		multiIP:    cfg.MultiSubnetFailover,
+	}
+	if cfg.Encryption == msdsn.EncryptionDisabled {
+		return s, nil // no TLS: load nothing
+	}
+	switch {
+	case o.tlsConfig != nil:
+		s.tlsBase = o.tlsConfig.Clone()
+		s.hostInCert = s.tlsBase.ServerName != ""
+	case cfg.TLSConfig != nil:
+		s.tlsBase = cfg.TLSConfig.Clone()
+		s.hostInCert = cfg.HostInCertificateProvided
+	default:
+		s.tlsBase = &tls.Config{}
+	}
+	if cfg.Encryption == msdsn.EncryptionStrict {
+		s.tlsBase.NextProtos = []string{"tds/8.0"}
+	}
+	if certFile != "" {
+		s.file = newFilePoolLoad(certFile)
+		s.file.start()
+	}
+	verifies := !s.tlsBase.InsecureSkipVerify && s.tlsBase.RootCAs == nil
+	s.system = verifies && (s.file == nil || s.hostInCertHasColon())
+	if s.system {
+		systemRoots.start()
+	}
+	return s, nil
+}
+
+// hostInCertHasColon reports whether the server name contains ':' (an IPv6 address, or a
+// hostNameInCertificate with a colon), for which msdsn checks a certificate file's chain
+// against the system roots (see verifyCommonName).
+func (s *settings) hostInCertHasColon() bool {
+	return strings.Contains(s.tlsBase.ServerName, ":")
+}
+
+// sendValue is the ENCRYPTION value sent to the server: what go-mssqldb itself sends for the
+// user's setting.
+func (s *settings) sendValue() prelogin.Encryption {
+	switch s.encryption {
+	case msdsn.EncryptionDisabled:
+		return prelogin.EncryptNotSup
+	case msdsn.EncryptionRequired:
+		return prelogin.EncryptOn
+	case msdsn.EncryptionStrict:
+		return prelogin.EncryptStrict
+	default:
+		return prelogin.EncryptOff
+	}
+}

@@ -1,0 +1,146 @@
+package mssqlbridge
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	mssql "github.com/microsoft/go-mssqldb"
+
+	"github.com/tdsbridge/tdsbridge/bridge"
+)
+
+// dialer is the go-mssqldb HostDialer the connector installs. Being a HostDialer, it receives
+// "host:port" with the name unresolved (go-mssqldb resolves names itself only for plain
+// Dialers), so the conn knows the name to check the certificate against; it resolves and
+// dials itself. Safe for concurrent use.
+type dialer struct {
+	s *settings
+}
+
+// HostName returns the DSN's host.
+func (d *dialer) HostName() string { return d.s.host }
+
+// DialContext dials addr. For TCP it returns the bridged conn (in strict mode after the TLS
+// handshake, which ctx bounds); other networks (SQL Server Browser's UDP) are dialed as is.
+func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if !strings.HasPrefix(network, "tcp") {
+		return d.base().DialContext(ctx, network, addr)
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("mssqlbridge: dial %s: %w", addr, err)
+	}
+	raw, err := d.dialTCP(ctx, network, addr, host)
+	if err != nil {
+		return nil, err
+	}
+	c := newConn(ctx, raw, d.s, host)
+	if c.strict {
+		if err := c.startStrict(ctx); err != nil {
+			_ = raw.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// base is the dialer that opens sockets: the caller's, or a net.Dialer with the DSN's
+// keepalive.
+func (d *dialer) base() mssql.Dialer {
+	if d.s.dialer != nil {
+		return d.s.dialer
+	}
+	return &net.Dialer{KeepAlive: d.s.keepAlive}
+}
+
+// dialTCP opens the TCP connection. With the caller's dialer it passes addr through. Otherwise,
+// as go-mssqldb's own dialer does, a name with several addresses is dialed on all of them at
+// once when MultiSubnetFailover is on (go-mssqldb's default), the first to connect winning.
+func (d *dialer) dialTCP(ctx context.Context, network, addr, host string) (net.Conn, error) {
+	if d.s.dialer != nil || !d.s.multiIP || net.ParseIP(host) != nil {
+		raw, err := d.base().DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, fmt.Errorf("mssqlbridge: dial %s: %w", addr, err)
+		}
+		return raw, nil
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("mssqlbridge: dial %s: %w", addr, err)
+	}
+	if len(ips) == 1 {
+		return d.dialOne(ctx, network, net.JoinHostPort(ips[0].String(), port))
+	}
+	return d.dialParallel(ctx, network, ips, port)
+}
+
+func (d *dialer) dialOne(ctx context.Context, network, addr string) (net.Conn, error) {
+	raw, err := d.base().DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, fmt.Errorf("mssqlbridge: dial %s: %w", addr, err)
+	}
+	return raw, nil
+}
+
+// dialParallel dials every address at once and returns the first connection; the others are
+// closed as they arrive. It returns only when every attempt has ended or one has won and the
+// rest have been cancelled and collected, so it leaves no goroutine behind.
+func (d *dialer) dialParallel(ctx context.Context, network string, ips []net.IPAddr, port string) (net.Conn, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		c   net.Conn
+		err error
+	}
+	results := make(chan result, len(ips))
+	for _, ip := range ips {
+		go func(addr string) {
+			c, err := d.dialOne(ctx, network, addr)
+			results <- result{c, err}
+		}(net.JoinHostPort(ip.String(), port))
+	}
+	var (
+		winner net.Conn
+		errs   []error
+	)
+	for range ips {
+		r := <-results
+		switch {
+		case r.err != nil:
+			errs = append(errs, r.err)
+		case winner == nil:
+			winner = r.c
+			cancel()
+		default:
+			_ = r.c.Close()
+		}
+	}
+	if winner == nil {
+		return nil, errors.Join(errs...)
+	}
+	return winner, nil
+}
+
+// startStrict runs the TDS 8.0 TLS handshake directly on the socket (ALPN "tds/8.0", TLS 1.3
+// allowed), before any TDS byte; the driver's PRELOGIN then travels inside TLS.
+func (c *conn) startStrict(ctx context.Context) error {
+	cfg, err := c.settings.clientTLSConfig(ctx, c.host)
+	if err != nil {
+		return err
+	}
+	b := bridge.New(c.raw, bridge.Options{Role: bridge.RoleClient, Direct: true})
+	tc := tls.Client(b, bridge.PreloginConfig(cfg, true))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return handshakeError(cfg.ServerName, c.host, err)
+	}
+	c.bridge = b
+	c.tlsConn = tc
+	c.target.Store(&connRef{b})
+	c.ra = newReadAhead(bridge.NewReader(tc, b, DefaultReadAheadSize), &c.rdl, DefaultReadAheadSize)
+	return nil
+}

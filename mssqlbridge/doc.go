@@ -1,0 +1,91 @@
+// Package mssqlbridge plugs the tdsbridge TLS transport into go-mssqldb
+// (github.com/microsoft/go-mssqldb): the same DSNs, the same driver, with the TLS handshake,
+// the negotiation and the record layer done by the bridge.
+//
+// # The one-line switch
+//
+//	import _ "github.com/tdsbridge/tdsbridge/mssqlbridge"
+//	db, err := sql.Open("tdsbridge", dsn) // was sql.Open("sqlserver", dsn)
+//
+// or, with a connector:
+//
+//	c, err := mssqlbridge.NewConnector(dsn) // was mssql.NewConnector(dsn)
+//	db := sql.OpenDB(c)
+//
+// # How it works
+//
+// The connector is a go-mssqldb *mssql.Connector built from the user's DSN, with two changes:
+// go-mssqldb's own encryption is set to disable, so that it sends ENCRYPTION=NOT_SUP and talks
+// plaintext TDS, and its Dialer is this package's HostDialer, which receives the host name
+// unresolved (for DNS and the certificate check) and returns a conn that does the rest:
+//
+//  1. On the driver's first Write, its PRELOGIN packet, the conn sets the ENCRYPTION byte to
+//     the user's value (disable: NOT_SUP, false: OFF, true: ON), sends it, reads the server's
+//     reply with exact reads, and decides per the negotiation table (prelogin.ClientOutcome).
+//     A refusal is an error from that Write, and the conn refuses every later Write: no LOGIN7
+//     byte can leave. For TLS it runs tls.Client over a bridge.Conn (TLS inside PRELOGIN
+//     packets, version capped at 1.2) and switches the bridge to passthrough. The driver then
+//     reads the server's reply with ENCRYPTION set to NOT_SUP.
+//  2. Full encryption: every driver Write (one TDS packet) is one tls.Conn Write (one record).
+//     Login-only (encrypt=false against a server whose setting is OFF): the first LOGIN7
+//     packet through TLS, then plaintext both ways. No encryption: plaintext through the
+//     bridge's plaintext mode.
+//  3. Reads: the driver reads every packet as an 8-byte header and then its body. The conn
+//     serves those reads from a 64 KiB read-ahead buffer, filled by bridge.Reader (which
+//     coalesces TLS records) or by the bridge's plaintext read-ahead: no system call and no
+//     trip through tls.Conn per packet, with or without TLS.
+//  4. Strict (encrypt=strict, TDS 8.0): the TLS handshake runs on the socket at dial time (ALPN
+//     "tds/8.0", TLS 1.3 allowed); the driver's PRELOGIN, with ENCRYPTION set to go-mssqldb's
+//     strict value, and everything after it travel inside TLS. The first LOGIN7 packet's TDS
+//     version is set to 8.0, as go-mssqldb's own strict mode sends it.
+//
+// State diagram of a conn (conn.go):
+//
+//	new ──PRELOGIN exchanged──┬─> full
+//	 │                        ├─> login-only ──first LOGIN7 packet sent──> plain
+//	 │                        └─> plain
+//	 └──refused──> failed              (any state) ──Close──> closed
+//
+// # Certificates
+//
+// Connections verify the server's certificate as go-mssqldb does: against the DSN's
+// certificate file when given, else the system roots; not at all with
+// TrustServerCertificate=true (go-mssqldb's default when encrypt is absent);
+// hostNameInCertificate replaces the host name in the check. Neither pool is loaded at package
+// initialization. NewConnector starts loading the file and, if its connections will verify
+// against the system roots, the system pool, each in a background goroutine, so that the cost
+// (about 13 ms for the system roots on a cold process) overlaps the application's start-up. A
+// handshake that needs a pool still loading waits for it; a file that cannot be loaded fails
+// each connection that needs it with a *CertificateFileError naming the file. Nothing is
+// loaded for encrypt=disable.
+//
+// # Errors
+//
+// Refusals are clear, wrapped errors, tested with errors.Is: ErrServerNoEncryption (the server
+// does not support encryption but encrypt=true), ErrServerRequiresEncryption (the server
+// requires encryption but encrypt=disable), ErrCertificate (a *CertificateError naming the host
+// and wrapping the x509 cause), ErrCertificateFile, ErrMalformedReply (saying what was wrong).
+// go-mssqldb returns them unchanged from Connect, db.Ping and the first query.
+//
+// # Differences from go-mssqldb's own TLS
+//
+//   - TLS inside PRELOGIN is capped at version 1.2 (SQL Server uses 1.3 only with TDS 8.0), as
+//     tedious does, unless tlsmin=1.3 asks for 1.3. go-mssqldb does not cap it.
+//   - With encryption and a packet size below 4096, go-mssqldb's own handshake fails ("invalid
+//     packet size"); the bridge's handshake does not depend on the packet size.
+//   - The dial timeout (and the context given to Connect) also bounds the PRELOGIN exchange
+//     and the TLS handshake; go-mssqldb's own exchange waits without limit unless a connection
+//     timeout is set.
+//   - Integrated authentication with channel binding (EPA) cannot see the TLS connection, which
+//     the driver no longer owns, and so sends no channel binding.
+//   - Only the TCP protocol is supported (named pipes and shared memory would bypass the
+//     bridge).
+//   - A malformed certificate in a .pem file is an error; msdsn skips it silently.
+//
+// # Deadlines
+//
+// go-mssqldb calls SetDeadline before every Read and Write when a connection timeout is set.
+// The conn stores deadlines and gives them to the socket only when a call needs the socket
+// (and at once when one is blocked there), so a read served from the buffer costs no poller
+// call. As with bufio and crypto/tls, buffered bytes are returned even after the deadline.
+package mssqlbridge

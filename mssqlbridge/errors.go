@@ -1,0 +1,86 @@
+package mssqlbridge
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+)
+
+// Sentinel errors. Connection errors wrap them (and, where there is one, the cause from
+// prelogin, crypto/tls or crypto/x509); test for them with errors.Is.
+var (
+	// ErrServerNoEncryption: encrypt=true (or strict) and the server replied that it does not
+	// support encryption (NOT_SUP), or offered it for the login only (OFF). No LOGIN7 byte
+	// was sent. Also matches prelogin.ErrEncryptionNotSupported.
+	ErrServerNoEncryption = errors.New("mssqlbridge: server does not support encryption but encrypt=true")
+	// ErrServerRequiresEncryption: encrypt=disable and the server requires encryption. Also
+	// matches prelogin.ErrEncryptionRequired.
+	ErrServerRequiresEncryption = errors.New("mssqlbridge: server requires encryption but encrypt=disable")
+	// ErrMalformedReply: the server's PRELOGIN reply is not a well-formed PRELOGIN response
+	// (wrong packet type, truncated, a bad option table, no ENCRYPTION option, an ENCRYPTION
+	// value outside the negotiation table); the error says what was wrong.
+	ErrMalformedReply = errors.New("mssqlbridge: malformed PRELOGIN reply")
+	// ErrCertificate: the server's certificate did not verify. Returned as a
+	// *CertificateError, which names the host and wraps the x509 cause.
+	ErrCertificate = errors.New("mssqlbridge: certificate verification failed")
+	// ErrCertificateFile: the DSN's certificate file could not be read or holds no
+	// certificate. Returned as a *CertificateFileError naming the file.
+	ErrCertificateFile = errors.New("mssqlbridge: cannot load certificate file")
+	// ErrUnexpectedWrite: the driver wrote something the conn cannot place in the protocol
+	// (its first packet is not PRELOGIN, or, in login-only mode, the packet after the
+	// handshake is not LOGIN7). The connection is refused before anything is sent.
+	ErrUnexpectedWrite = errors.New("mssqlbridge: unexpected packet from the driver")
+)
+
+// errClosed is returned by calls on a closed conn; it matches net.ErrClosed.
+var errClosed = fmt.Errorf("mssqlbridge: %w", net.ErrClosed)
+
+// CertificateError reports that the server's certificate did not verify for Host. Err is the
+// cause from crypto/x509 or crypto/tls (for example x509.HostnameError or
+// x509.UnknownAuthorityError), reachable with errors.As.
+type CertificateError struct {
+	Host string // the name (or IP address) the certificate was checked against
+	Err  error
+}
+
+func (e *CertificateError) Error() string {
+	return fmt.Sprintf("mssqlbridge: certificate verification failed for host %q: %v", e.Host, e.Err)
+}
+
+// Unwrap returns ErrCertificate and the cause.
+func (e *CertificateError) Unwrap() []error { return []error{ErrCertificate, e.Err} }
+
+// CertificateFileError reports that the DSN's certificate file could not be loaded. It is
+// returned by every connection that needed the file.
+type CertificateFileError struct {
+	File string
+	Err  error
+}
+
+func (e *CertificateFileError) Error() string {
+	return fmt.Sprintf("mssqlbridge: cannot load certificate file %q: %v", e.File, e.Err)
+}
+
+// Unwrap returns ErrCertificateFile and the cause.
+func (e *CertificateFileError) Unwrap() []error { return []error{ErrCertificateFile, e.Err} }
+
+// asCertificateError returns a *CertificateError for host when err is a certificate
+// verification failure, and err unchanged otherwise.
+func asCertificateError(host string, err error) error {
+	var (
+		verr  *tls.CertificateVerificationError
+		herr  x509.HostnameError
+		uaerr x509.UnknownAuthorityError
+		cierr x509.CertificateInvalidError
+		srerr x509.SystemRootsError
+	)
+	switch {
+	case errors.As(err, &verr):
+		return &CertificateError{Host: host, Err: verr.Err}
+	case errors.As(err, &herr), errors.As(err, &uaerr), errors.As(err, &cierr), errors.As(err, &srerr):
+		return &CertificateError{Host: host, Err: err}
+	}
+	return err
+}

@@ -1,0 +1,333 @@
+package mssqlbridge
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/prelogin"
+	"github.com/tdsbridge/tdsbridge/tds"
+)
+
+// testPKI is a CA and a server certificate for "localhost", "server.test" and 127.0.0.1.
+type testPKI struct {
+	caCert *x509.Certificate
+	caPEM  []byte
+	leaf   tls.Certificate
+	pool   *x509.CertPool
+	caFile string // caPEM written to a .pem file
+	caDER  string // the CA as a .der file
+}
+
+func newTestPKI(t testing.TB) *testPKI {
+	t.Helper()
+	now := time.Now()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "mssqlbridge test CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leafTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "localhost"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		DNSNames:     []string{"localhost", "server.test"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &testPKI{
+		caCert: caCert,
+		caPEM:  pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		leaf:   tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: key},
+		pool:   x509.NewCertPool(),
+	}
+	p.pool.AddCert(caCert)
+	dir := t.TempDir()
+	p.caFile = filepath.Join(dir, "ca.pem")
+	p.caDER = filepath.Join(dir, "ca.der")
+	if err := os.WriteFile(p.caFile, p.caPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.caDER, caDER, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// event is one packet the fake server received: its type and whether it came inside TLS.
+type event struct {
+	Type tds.PacketType
+	TLS  bool
+}
+
+// fakeServer is a minimal TDS endpoint for transport tests: it answers PRELOGIN per the
+// negotiation table (prelogin.ServerReply), runs TLS through a server bridge, and then echoes
+// every packet back as a tabular-result packet with the same body, recording what it received
+// and whether it was encrypted. strict: TLS first (TDS 8.0).
+type fakeServer struct {
+	t       testing.TB
+	ln      net.Listener
+	setting prelogin.Encryption
+	strict  bool
+	pki     *testPKI
+	wg      sync.WaitGroup
+
+	mu      sync.Mutex
+	events  []event
+	sent    []prelogin.Encryption // ENCRYPTION values clients sent
+	conns   []net.Conn
+	errs    []error
+	version []uint16 // TLS versions negotiated
+}
+
+func newFakeServer(t testing.TB, pki *testPKI, setting prelogin.Encryption, strict bool) *fakeServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &fakeServer{t: t, ln: ln, setting: setting, strict: strict, pki: pki}
+	s.wg.Add(1)
+	go s.accept()
+	t.Cleanup(s.close)
+	return s
+}
+
+func (s *fakeServer) addr() string { return s.ln.Addr().String() }
+
+func (s *fakeServer) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.conns = append(s.conns, c)
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer c.Close()
+			if err := s.serve(c); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.mu.Lock()
+				s.errs = append(s.errs, err)
+				s.mu.Unlock()
+			}
+		}()
+	}
+}
+
+func (s *fakeServer) close() {
+	_ = s.ln.Close()
+	s.mu.Lock()
+	for _, c := range s.conns {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+func (s *fakeServer) record(e event) {
+	s.mu.Lock()
+	s.events = append(s.events, e)
+	s.mu.Unlock()
+}
+
+func (s *fakeServer) snapshot() ([]event, []prelogin.Encryption, []uint16) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]event(nil), s.events...), append([]prelogin.Encryption(nil), s.sent...), append([]uint16(nil), s.version...)
+}
+
+func (s *fakeServer) tlsConfig(strict bool) *tls.Config {
+	cfg := &tls.Config{Certificates: []tls.Certificate{s.pki.leaf}}
+	if strict {
+		cfg.NextProtos = []string{"tds/8.0"}
+		return cfg
+	}
+	return bridge.PreloginConfig(cfg, false)
+}
+
+// serverReplyPayload is the SQL Server 2008 PRELOGIN reply from PROTOCOL.md section 2.
+func serverReplyPayload(enc prelogin.Encryption) []byte {
+	p := []byte{
+		0x00, 0x00, 0x1A, 0x00, 0x06, // VERSION at 26, length 6
+		0x01, 0x00, 0x20, 0x00, 0x01, // ENCRYPTION at 32, length 1
+		0x02, 0x00, 0x21, 0x00, 0x01, // INSTOPT at 33, length 1
+		0x03, 0x00, 0x22, 0x00, 0x00, // THREADID at 34, length 0
+		0x04, 0x00, 0x22, 0x00, 0x01, // MARS at 34, length 1
+		0xFF,                               // terminator
+		0x0A, 0x00, 0x0F, 0xA0, 0x00, 0x00, // version 10.0.4000.0
+		0x00, // ENCRYPTION (set below)
+		0x00, // INSTOPT
+		0x00, // MARS
+	}
+	p[32] = byte(enc)
+	return p
+}
+
+func (s *fakeServer) serve(raw net.Conn) error {
+	if s.strict {
+		b := bridge.New(raw, bridge.Options{Role: bridge.RoleServer, Direct: true})
+		ts := tls.Server(b, s.tlsConfig(true))
+		if err := ts.Handshake(); err != nil {
+			return err
+		}
+		s.noteVersion(ts)
+		rd := tds.NewReader(ts, tds.ReaderConfig{})
+		_, payload, err := rd.ReadMessage()
+		if err != nil {
+			return err
+		}
+		s.noteSent(payload)
+		if err := tds.NewWriter(ts, tds.DefaultPacketSize).WriteMessage(tds.TypeTabularResult, serverReplyPayload(prelogin.EncryptOn)); err != nil {
+			return err
+		}
+		return s.echo(rd, ts, true)
+	}
+	rd := tds.NewReader(raw, tds.ReaderConfig{})
+	_, payload, err := rd.ReadMessage()
+	if err != nil {
+		return err
+	}
+	client := s.noteSent(payload)
+	reply, outcome, closeAfter := prelogin.ServerReply(s.setting, client)
+	if err := tds.NewWriter(raw, tds.DefaultPacketSize).WriteMessage(tds.TypeTabularResult, serverReplyPayload(reply)); err != nil {
+		return err
+	}
+	if closeAfter {
+		return nil
+	}
+	if outcome == prelogin.OutcomeNone {
+		return s.echo(rd, raw, false)
+	}
+	b := bridge.New(raw, bridge.Options{Role: bridge.RoleServer})
+	ts := tls.Server(b, s.tlsConfig(false))
+	if err := ts.Handshake(); err != nil {
+		return err
+	}
+	if err := b.StartPassthrough(); err != nil {
+		return err
+	}
+	s.noteVersion(ts)
+	trd := tds.NewReader(ts, tds.ReaderConfig{})
+	if outcome == prelogin.OutcomeFull {
+		return s.echo(trd, ts, true)
+	}
+	// Login-only: the first packet (LOGIN7) inside TLS, then plaintext both ways.
+	h, body, err := trd.ReadPacket()
+	if err != nil {
+		return err
+	}
+	s.record(event{h.Type, true})
+	if err := b.StartPlaintext(); err != nil {
+		return err
+	}
+	if err := writeEcho(b, body); err != nil {
+		return err
+	}
+	return s.echo(tds.NewReader(b, tds.ReaderConfig{}), b, false)
+}
+
+func (s *fakeServer) noteSent(payload []byte) prelogin.Encryption {
+	e, err := prelogin.EncryptionOf(payload)
+	if err != nil {
+		e = 0xFF
+	}
+	s.mu.Lock()
+	s.sent = append(s.sent, e)
+	s.mu.Unlock()
+	return e
+}
+
+func (s *fakeServer) noteVersion(ts *tls.Conn) {
+	s.mu.Lock()
+	s.version = append(s.version, ts.ConnectionState().Version)
+	s.mu.Unlock()
+}
+
+// echo answers every packet with a tabular-result packet carrying the same body.
+func (s *fakeServer) echo(rd *tds.Reader, w io.Writer, overTLS bool) error {
+	rd.SetMaxPacketSize(tds.MaxPacketSize)
+	for {
+		h, body, err := rd.ReadPacket()
+		if err != nil {
+			return err
+		}
+		s.record(event{h.Type, overTLS})
+		if err := writeEcho(w, body); err != nil {
+			return err
+		}
+	}
+}
+
+func writeEcho(w io.Writer, body []byte) error {
+	h := tds.Header{Type: tds.TypeTabularResult, Status: tds.StatusEOM, Length: uint16(tds.HeaderSize + len(body)), PacketID: 1}
+	_, err := w.Write(append(h.Append(nil), body...))
+	return err
+}
+
+// clientPrelogin is the client PRELOGIN packet from the specification's example (MS-TDS 4.1).
+func clientPrelogin() []byte {
+	return []byte{
+		0x12, 0x01, 0x00, 0x2F, 0x00, 0x00, 0x01, 0x00, // header: PRELOGIN, EOM, length 47
+		0x00, 0x00, 0x1A, 0x00, 0x06, // VERSION at 26, length 6
+		0x01, 0x00, 0x20, 0x00, 0x01, // ENCRYPTION at 32, length 1
+		0x02, 0x00, 0x21, 0x00, 0x01, // INSTOPT at 33, length 1
+		0x03, 0x00, 0x22, 0x00, 0x04, // THREADID at 34, length 4
+		0x04, 0x00, 0x26, 0x00, 0x01, // MARS at 38, length 1
+		0xFF,                               // terminator
+		0x09, 0x00, 0x00, 0x00, 0x00, 0x00, // version
+		0x02,                   // ENCRYPTION: NOT_SUP, as the driver with encryption disabled sends
+		0x00,                   // INSTOPT
+		0xB8, 0x0D, 0x00, 0x00, // THREADID
+		0x01, // MARS
+	}
+}
+
+// packet returns one whole packet of type typ with body.
+func packet(typ tds.PacketType, body []byte) []byte {
+	h := tds.Header{Type: typ, Status: tds.StatusEOM, Length: uint16(tds.HeaderSize + len(body)), PacketID: 1}
+	return append(h.Append(nil), body...)
+}

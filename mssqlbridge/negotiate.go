@@ -1,0 +1,264 @@
+package mssqlbridge
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/prelogin"
+	"github.com/tdsbridge/tdsbridge/tds"
+)
+
+// maxReplySize bounds the server's PRELOGIN reply (a few dozen bytes in practice); a longer
+// one is refused before it is buffered.
+const maxReplySize = tds.DefaultPacketSize
+
+// aLongTimeAgo is a deadline in the past, used to interrupt socket calls.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// negotiate handles the driver's first Write, its PRELOGIN packet p: it sends the server p with
+// the ENCRYPTION value the user asked for, reads the reply, decides per the negotiation table,
+// runs the TLS handshake when one is due, and prepares the reply the driver reads, patched to
+// NOT_SUP so that the driver (whose own encryption is disabled) talks plaintext TDS to the conn.
+// On error the conn is in stateFailed and the error is sticky: nothing after the PRELOGIN is
+// ever written. Called with wmu held, in stateNew.
+//
+// The dial context bounds the whole exchange: go-mssqldb writes its PRELOGIN right after the
+// dial and cancels that context only when its connect returns, so a server that never answers
+// fails the connection when the dial timeout expires (go-mssqldb's own TLS would wait forever
+// unless a connection timeout is set).
+func (c *conn) negotiate(p []byte) (err error) {
+	ctx := c.dialCtx
+	c.dialCtx = nil // not kept beyond the exchange
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	defer func() {
+		if err != nil && !c.transition(stateFailed, err) {
+			err = errClosed // Close won the race
+		}
+	}()
+
+	if err := checkPrelogin(p); err != nil {
+		return err
+	}
+	// Interrupt the exchange when ctx ends; the caller's deadlines apply as well.
+	stop := context.AfterFunc(ctx, func() { _ = c.target.Load().SetDeadline(aLongTimeAgo) })
+	if err := c.rdl.enter(); err != nil {
+		c.rdl.exit()
+		stop()
+		return fmt.Errorf("mssqlbridge: PRELOGIN: %w", err)
+	}
+	if err := c.wdl.enter(); err != nil {
+		c.wdl.exit()
+		c.rdl.exit()
+		stop()
+		return fmt.Errorf("mssqlbridge: PRELOGIN: %w", err)
+	}
+	outcome, reply, err := c.exchange(ctx, p)
+	c.wdl.exit()
+	c.rdl.exit()
+	if !stop() {
+		// ctx ended: the socket's deadline is now in the past, so fail even if the exchange
+		// completed in the meantime.
+		if err == nil {
+			err = ctx.Err()
+		}
+		return fmt.Errorf("mssqlbridge: PRELOGIN exchange interrupted: %w", errors.Join(ctx.Err(), err))
+	}
+	if err != nil {
+		return err
+	}
+	c.pending = reply
+	next := statePlain
+	switch outcome {
+	case prelogin.OutcomeFull:
+		next = stateFull
+	case prelogin.OutcomeLoginOnly:
+		next = stateLoginOnly
+	}
+	if !c.transition(next, nil) {
+		return errClosed
+	}
+	return nil
+}
+
+// checkPrelogin checks that p, the driver's first Write, is one whole PRELOGIN packet.
+func checkPrelogin(p []byte) error {
+	h, err := tds.ParseHeader(p)
+	if err != nil {
+		return fmt.Errorf("%w: first packet: %w", ErrUnexpectedWrite, err)
+	}
+	if h.Type != tds.TypePrelogin || h.Status&tds.StatusEOM == 0 || int(h.Length) != len(p) {
+		return fmt.Errorf("%w: want one whole PRELOGIN packet first, got %v in a %d-byte write", ErrUnexpectedWrite, h, len(p))
+	}
+	return nil
+}
+
+// exchange sends the PRELOGIN, reads and checks the reply, and runs the handshake. It returns
+// the outcome and the reply packets to hand the driver.
+func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte, error) {
+	pkt := append([]byte(nil), p...)
+	payload := pkt[tds.HeaderSize:]
+	sent := c.settings.sendValue()
+	if _, err := prelogin.SetEncryption(payload, sent); err != nil {
+		return 0, nil, fmt.Errorf("%w: driver's PRELOGIN: %w", ErrUnexpectedWrite, err)
+	}
+
+	if c.strict {
+		// TLS is up since the dial; PRELOGIN and its reply travel inside it, and the reply's
+		// ENCRYPTION value is ignored (TDS 8.0).
+		if _, err := c.tlsConn.Write(pkt); err != nil {
+			return 0, nil, fmt.Errorf("mssqlbridge: send PRELOGIN: %w", err)
+		}
+		reply, _, err := readReply(c.ra)
+		if err != nil {
+			return 0, nil, err
+		}
+		return prelogin.OutcomeFull, reply, nil
+	}
+
+	if _, err := c.raw.Write(pkt); err != nil {
+		return 0, nil, fmt.Errorf("mssqlbridge: send PRELOGIN: %w", err)
+	}
+	// The reply is read with exact reads from the socket, so that nothing after it is consumed
+	// before the bridge takes the socket over.
+	reply, got, err := readReply(c.raw)
+	if err != nil {
+		return 0, nil, err
+	}
+	outcome, err := prelogin.ClientOutcome(sent, got)
+	if err != nil {
+		return 0, nil, negotiationError(err)
+	}
+
+	b := bridge.New(c.raw, bridge.Options{Role: bridge.RoleClient})
+	c.bridge = b
+	c.target.Store(&connRef{b})
+	if outcome == prelogin.OutcomeNone {
+		if err := b.StartPlaintext(); err != nil {
+			return 0, nil, fmt.Errorf("mssqlbridge: start plaintext: %w", err)
+		}
+		c.plainW = b
+		c.ra = newReadAhead(b, &c.rdl, DefaultReadAheadSize)
+		return outcome, reply, nil
+	}
+
+	cfg, err := c.settings.clientTLSConfig(ctx, c.host)
+	if err != nil {
+		return 0, nil, err
+	}
+	tc := tls.Client(b, bridge.PreloginConfig(cfg, c.settings.allowTLS13(cfg)))
+	if err := tc.Handshake(); err != nil {
+		return 0, nil, handshakeError(cfg.ServerName, c.host, err)
+	}
+	if err := b.StartPassthrough(); err != nil {
+		return 0, nil, fmt.Errorf("mssqlbridge: TLS handshake: %w", err)
+	}
+	c.tlsConn = tc
+	if outcome == prelogin.OutcomeLoginOnly {
+		c.plainW = b
+		c.ra = newReadAhead(b, &c.rdl, DefaultReadAheadSize)
+	} else {
+		c.ra = newReadAhead(bridge.NewReader(tc, b, DefaultReadAheadSize), &c.rdl, DefaultReadAheadSize)
+	}
+	return outcome, reply, nil
+}
+
+// readReply reads the server's PRELOGIN reply (packet type 0x04, at most maxReplySize bytes)
+// from r with exact reads. It returns the reply re-framed for the driver with ENCRYPTION
+// patched to NOT_SUP, and the ENCRYPTION value the server sent.
+func readReply(r io.Reader) ([]byte, prelogin.Encryption, error) {
+	rd := tds.NewReader(r, tds.ReaderConfig{
+		MaxPacketSize:  tds.DefaultPacketSize,
+		MaxMessageSize: maxReplySize,
+		Allowed:        tds.Types(tds.TypeTabularResult),
+	})
+	var (
+		first   tds.Header
+		payload []byte
+	)
+	for i := 0; ; i++ {
+		h, body, err := rd.ReadPacket()
+		if err != nil {
+			if errors.Is(err, tds.ErrUnexpectedType) || errors.Is(err, tds.ErrShortLength) ||
+				errors.Is(err, tds.ErrPacketTooLarge) || errors.Is(err, tds.ErrMessageTooLarge) ||
+				errors.Is(err, tds.ErrTypeChanged) {
+				return nil, 0, fmt.Errorf("%w: %w", ErrMalformedReply, err)
+			}
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, 0, fmt.Errorf("mssqlbridge: read PRELOGIN reply: server closed the connection: %w", err)
+			}
+			return nil, 0, fmt.Errorf("mssqlbridge: read PRELOGIN reply: %w", err)
+		}
+		if i == 0 {
+			first = h
+		}
+		payload = append(payload, body...)
+		if len(payload) > maxReplySize {
+			return nil, 0, fmt.Errorf("%w: longer than %d bytes", ErrMalformedReply, maxReplySize)
+		}
+		if h.Status&tds.StatusEOM != 0 {
+			break
+		}
+	}
+	var m prelogin.Message
+	if err := m.Decode(payload); err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrMalformedReply, err)
+	}
+	got, err := prelogin.SetEncryption(payload, prelogin.EncryptNotSup)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrMalformedReply, err)
+	}
+	return frameReply(first, payload), got, nil
+}
+
+// frameReply frames payload as the driver reads it: packets of at most tds.MinPacketSize
+// bytes (the smallest packet size the driver may have been configured with), the server's
+// type and SPID, EOM on the last.
+func frameReply(first tds.Header, payload []byte) []byte {
+	const maxBody = tds.MinPacketSize - tds.HeaderSize
+	out := make([]byte, 0, len(payload)+(len(payload)/maxBody+1)*tds.HeaderSize)
+	for id := uint8(1); ; id++ {
+		n := min(len(payload), maxBody)
+		h := tds.Header{Type: first.Type, SPID: first.SPID, PacketID: id, Length: uint16(tds.HeaderSize + n)}
+		if n == len(payload) {
+			h.Status = tds.StatusEOM
+		}
+		out = h.Append(out)
+		out = append(out, payload[:n]...)
+		payload = payload[n:]
+		if len(payload) == 0 {
+			return out
+		}
+	}
+}
+
+// negotiationError maps a prelogin.ClientOutcome error to this package's sentinels.
+func negotiationError(err error) error {
+	switch {
+	case errors.Is(err, prelogin.ErrEncryptionNotSupported):
+		return fmt.Errorf("%w: %w", ErrServerNoEncryption, err)
+	case errors.Is(err, prelogin.ErrEncryptionRequired):
+		return fmt.Errorf("%w: %w", ErrServerRequiresEncryption, err)
+	default:
+		return fmt.Errorf("%w: %w", ErrMalformedReply, err)
+	}
+}
+
+// handshakeError wraps a TLS handshake error, as a *CertificateError when the certificate did
+// not verify.
+func handshakeError(serverName, host string, err error) error {
+	name := serverName
+	if name == "" {
+		name = host
+	}
+	if cerr := asCertificateError(name, err); cerr != err {
+		return cerr
+	}
+	return fmt.Errorf("mssqlbridge: TLS handshake with %s: %w", host, err)
+}

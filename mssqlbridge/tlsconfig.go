@@ -1,0 +1,85 @@
+package mssqlbridge
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"strings"
+)
+
+// clientTLSConfig returns the tls.Config for one connection to host (the name or IP address
+// the driver dialed). It is a clone of the connector's base config with:
+//   - ServerName set to host unless hostNameInCertificate (or the caller's config) fixed it;
+//     crypto/tls sends no SNI for an IP address and checks it against the certificate's IP
+//     SANs;
+//   - RootCAs set, when the certificate is verified and the caller gave none, to the DSN's
+//     certificate file or else to the system roots, waiting for a background load still
+//     running (a load error is returned here, naming the file);
+//   - with a certificate file and a ServerName containing ':', msdsn's special check (common
+//     name equal to ServerName, chain to the system roots with the file as intermediates).
+func (s *settings) clientTLSConfig(ctx context.Context, host string) (*tls.Config, error) {
+	cfg := s.tlsBase.Clone()
+	if cfg == nil {
+		cfg = &tls.Config{}
+	}
+	if !s.hostInCert || cfg.ServerName == "" {
+		cfg.ServerName = host
+	}
+	if s.file != nil {
+		pool, err := s.file.wait(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !cfg.InsecureSkipVerify && cfg.RootCAs == nil {
+			if strings.Contains(cfg.ServerName, ":") {
+				roots, err := systemRoots.wait(ctx)
+				if err != nil {
+					return nil, err
+				}
+				verifyCommonName(cfg, roots, s.file.certs)
+			} else {
+				cfg.RootCAs = pool
+			}
+		}
+		return cfg, nil
+	}
+	if s.system && !cfg.InsecureSkipVerify && cfg.RootCAs == nil {
+		roots, err := systemRoots.wait(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = roots
+	}
+	return cfg, nil
+}
+
+// verifyCommonName reproduces msdsn's check for a certificate whose common name contains ':'
+// (which the standard host name check cannot match): the common name must equal ServerName and
+// the chain must verify against roots, with the file's certificates as intermediates.
+func verifyCommonName(cfg *tls.Config, roots *x509.CertPool, fileCerts []*x509.Certificate) {
+	inter := x509.NewCertPool()
+	for _, c := range fileCerts {
+		inter.AddCert(c)
+	}
+	cfg.InsecureSkipVerify = true
+	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return fmt.Errorf("mssqlbridge: server sent no certificate")
+		}
+		leaf := cs.PeerCertificates[0]
+		if leaf.Subject.CommonName != cs.ServerName {
+			return fmt.Errorf("invalid certificate name %q, expected %q", leaf.Subject.CommonName, cs.ServerName)
+		}
+		_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+		return err
+	}
+}
+
+// allowTLS13 reports whether TLS 1.3 may be negotiated inside PRELOGIN: only when the caller
+// asked for it (tlsmin=1.3). SQL Server uses TLS 1.3 only with TDS 8.0 (encrypt=strict), so
+// the version is otherwise capped at 1.2, as tedious does; go-mssqldb's own TLS does not cap
+// it.
+func (s *settings) allowTLS13(cfg *tls.Config) bool {
+	return cfg.MinVersion >= tls.VersionTLS13
+}
