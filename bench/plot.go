@@ -50,6 +50,7 @@ const (
 	plotLegendH   = 24
 	plotMinWidth  = 640
 	plotFontSize  = 11
+	plotCharW     = 6.5 // approximate advance of a character at plotFontSize
 	plotTickCount = 5
 )
 
@@ -120,7 +121,16 @@ func writeSVG(w io.Writer, r *report) error {
 func panelWidth(p plotPanel) int {
 	w := plotLeft + plotRight
 	for _, g := range p.groups {
-		w += len(g.bars)*plotBarW + plotGroupGap
+		w += groupWidth(g) + plotGroupGap
+	}
+	return w
+}
+
+// groupWidth is the width of a group: its bars, or its widest label line if that is wider.
+func groupWidth(g plotGroup) int {
+	w := len(g.bars) * plotBarW
+	for _, line := range strings.Split(g.label, ", ") {
+		w = max(w, int(plotCharW*float64(len(line))+0.5))
 	}
 	return w
 }
@@ -152,9 +162,10 @@ func drawPanel(b *strings.Builder, p plotPanel, y0 int) {
 	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#333"/>`+"\n", plotLeft, plotLeft, top, base)
 	var legend []string
 	seen := map[string]bool{}
-	x := plotLeft + plotGroupGap/2
+	gx := plotLeft + plotGroupGap/2
 	for _, g := range p.groups {
-		gx := x
+		gw := groupWidth(g)
+		x := gx + (gw-len(g.bars)*plotBarW)/2
 		for _, bar := range g.bars {
 			if !seen[bar.arm] {
 				seen[bar.arm] = true
@@ -167,11 +178,11 @@ func drawPanel(b *strings.Builder, p plotPanel, y0 int) {
 			fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#222"/>`+"\n", cx, cx, yOf(bar.lo), yOf(bar.hi))
 			x += plotBarW
 		}
-		mid := float64(gx+x) / 2
+		mid := float64(gx) + float64(gw)/2
 		for i, part := range strings.Split(g.label, ", ") {
 			fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", mid, base+16+i*13, xmlEscape(part))
 		}
-		x += plotGroupGap
+		gx += gw + plotGroupGap
 	}
 	lx := plotLeft
 	ly := base + plotLabelH

@@ -16,7 +16,7 @@ func TestWriteSVG(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Well-formed XML, and one filled bar (a rect with a title) per measured arm: 4 + 2 in the
-	// driver panel, 2 + 1 in the transport panel.
+	// driver panel, 2 + 1 + 1 in the transport panel.
 	dec := xml.NewDecoder(bytes.NewReader(buf.Bytes()))
 	bars, legend := 0, 0
 	var titles []string
@@ -46,12 +46,12 @@ func TestWriteSVG(t *testing.T) {
 			inTitle = false
 		}
 	}
-	if bars != 9 {
-		t.Errorf("%d bars, want 9", bars)
+	if bars != 10 {
+		t.Errorf("%d bars, want 10", bars)
 	}
-	// Legends: four driver arms; tls.Conn, bridge and the AES floor in the second panel.
-	if legend != 7 {
-		t.Errorf("%d legend entries, want 7", legend)
+	// Legends: four driver arms; tls.Conn, bridge and the two floors in the second panel.
+	if legend != 8 {
+		t.Errorf("%d legend entries, want 8", legend)
 	}
 	joined := strings.Join(titles, "\n")
 	for _, want := range []string{"varbinary/4096, native TLS: 3.10 [3.00-3.20]", "AES <GCM> & co, AES-128-GCM open: 0.19 [0.19-0.19]"} {

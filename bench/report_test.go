@@ -49,7 +49,8 @@ func fakeReport() *report {
 			fakeArm(armTLSConn, 1.5, 1.5, 1.5, 1.5, 1.5),
 			fakeArm(armBridge, 0.9, 0.9, 0.9, 0.9, 0.9),
 		}},
-		{Group: groupFloor, Name: "AES <GCM> & co", Arms: []*armResult{fakeArm(armFloorAESGCM, 0.2, 0.2, 0.2, 0.2, 0.2)}},
+		{Group: groupFloor, Name: "AES <GCM> & co", RecordSize: 1024, Arms: []*armResult{fakeArm(armFloorAESGCM, 0.2, 0.2, 0.2, 0.2, 0.2)}},
+		{Group: groupFloor, Name: "TCP", Arms: []*armResult{fakeArm(armFloorTCP, 0.3, 0.3, 0.3, 0.3, 0.3)}},
 	}
 	for _, c := range cells {
 		c.finish(pairs[c.Group])

@@ -53,17 +53,21 @@ func writeTable(w io.Writer, r *report) error {
 	}
 	if cells := r.cellsOf(groupTransport); len(cells) > 0 {
 		p("\n== Transport only: TLS 1.2 AES-128-GCM over loopback, sender in a child process ==\n")
-		p("cell\tarm\tMB/s\tCPU ms/MB\tCPU ratio bridge/tls.Conn\n")
+		p("x floor = CPU ms/MB over the floor for the record size (AES-128-GCM open + loopback TCP read)\n")
+		p("cell\tarm\tMB/s\tCPU ms/MB\tx floor\tCPU ratio bridge/tls.Conn\n")
 		for _, c := range cells {
 			for i, a := range c.Arms {
-				name, rat := "", ""
+				name, rat, xf := "", "", "-"
 				if i == 0 {
 					name = c.Name
 				}
 				if a.Name == armBridge {
 					rat = fmtRatio(c.ratioOf(armBridge, armTLSConn))
 				}
-				p("%s\t%s\t%s\t%s\t%s\n", name, a.Name, fmtStat(a.MBps), fmtStat(a.CPUPerMB), rat)
+				if f := floorFor(r, c.RecordSize); f > 0 && a.CPUPerMB.N > 0 {
+					xf = fmt.Sprintf("%.1fx", a.CPUPerMB.Median/f)
+				}
+				p("%s\t%s\t%s\t%s\t%s\t%s\n", name, a.Name, fmtStat(a.MBps), fmtStat(a.CPUPerMB), xf, rat)
 			}
 		}
 	}
@@ -80,6 +84,27 @@ func writeTable(w io.Writer, r *report) error {
 		return fmt.Errorf("bench: write table: %w", err)
 	}
 	return nil
+}
+
+// floorFor returns the floor of a TLS read of records of recordSize bytes over loopback: the
+// median CPU ms/MB of AES-128-GCM open at that record size plus that of the plain TCP read;
+// 0 if either was not measured.
+func floorFor(r *report, recordSize int) float64 {
+	var aes, tcp float64
+	for _, c := range r.cellsOf(groupFloor) {
+		for _, a := range c.Arms {
+			switch {
+			case a.Name == armFloorAESGCM && c.RecordSize == recordSize && a.CPUPerMB.N > 0:
+				aes = a.CPUPerMB.Median
+			case a.Name == armFloorTCP && a.CPUPerMB.N > 0:
+				tcp = a.CPUPerMB.Median
+			}
+		}
+	}
+	if aes == 0 || tcp == 0 {
+		return 0
+	}
+	return aes + tcp
 }
 
 // spreadNote says which spread the table shows for n rounds.

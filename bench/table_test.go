@@ -32,6 +32,10 @@ func TestWriteTable(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
+	// x floor: bridge 0.9 / (0.2 + 0.3) ms per MiB.
+	if row := lineWith(out, "  bridge  "); !strings.Contains(row, " 1.8x ") {
+		t.Errorf("bridge transport row %q: want 1.8x floor", row)
+	}
 	// Transport shares: native (3.1-2.9)/3.1 = 6%, bridged (2.7-2.7)/2.7 = 0%; the sweep cell
 	// has no plaintext arms, so "-".
 	row := strings.Fields(lineWith(out, "varbinary/4096 ", "%"))
