@@ -1,0 +1,223 @@
+package mssqlbridge
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	mssql "github.com/microsoft/go-mssqldb"
+
+	"github.com/tdsbridge/tdsbridge/prelogin"
+	"github.com/tdsbridge/tdsbridge/tdstest"
+)
+
+// serverKinds are the tdstest server settings of the matrix.
+var serverKinds = []struct {
+	name string
+	cfg  tdstest.Config
+}{
+	{"OFF", tdstest.Config{EncryptionOff: true}},
+	{"ON", tdstest.Config{Encryption: prelogin.EncryptOn}},
+	{"NOT_SUP", tdstest.Config{Encryption: prelogin.EncryptNotSup}},
+	{"strict", tdstest.Config{Strict: true}},
+}
+
+func startServer(t testing.TB, cfg tdstest.Config) *tdstest.Server {
+	t.Helper()
+	cfg.Logf = t.Logf
+	s, err := tdstest.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("server close: %v", err)
+		}
+	})
+	return s
+}
+
+// openDB returns a *sql.DB over connector c that keeps no idle connection beyond the test.
+func openDB(t testing.TB, c driver.Connector) *sql.DB {
+	t.Helper()
+	db := sql.OpenDB(c)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func bridgedDB(t testing.TB, dsn string, opts ...Option) (*sql.DB, error) {
+	t.Helper()
+	c, err := NewConnector(dsn, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return openDB(t, c), nil
+}
+
+func nativeDB(t testing.TB, dsn string) (*sql.DB, error) {
+	t.Helper()
+	c, err := mssql.NewConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return openDB(t, c), nil
+}
+
+// selectOne runs SELECT 1 with a bounded context.
+func selectOne(db *sql.DB) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&n); err != nil {
+		return err
+	}
+	if n != 1 {
+		return fmt.Errorf("SELECT 1 returned %d", n)
+	}
+	return nil
+}
+
+// TestSQLMatrix runs SELECT 1 through database/sql for every client setting x server setting
+// cell, bridged and with go-mssqldb's own TLS, and checks the bridged outcome against the
+// PROTOCOL.md table and the native one against the bridged one.
+func TestSQLMatrix(t *testing.T) {
+	type cell struct {
+		ok      bool  // the connection works
+		wantErr error // bridged error sentinel when not ok (nil: any error)
+	}
+	want := map[string]map[string]cell{
+		"disable": {"OFF": {ok: true}, "ON": {wantErr: ErrServerRequiresEncryption}, "NOT_SUP": {ok: true}, "strict": {}},
+		"false":   {"OFF": {ok: true}, "ON": {ok: true}, "NOT_SUP": {ok: true}, "strict": {}},
+		"true":    {"OFF": {ok: true}, "ON": {ok: true}, "NOT_SUP": {wantErr: ErrServerNoEncryption}, "strict": {}},
+		"strict":  {"OFF": {ok: true}, "ON": {ok: true}, "NOT_SUP": {}, "strict": {ok: true}},
+	}
+	for _, sk := range serverKinds {
+		srv := startServer(t, sk.cfg)
+		for _, client := range []string{"disable", "false", "true", "strict"} {
+			t.Run(client+"/"+sk.name, func(t *testing.T) {
+				w := want[client][sk.name]
+				dsn := srv.DSN("encrypt="+client, "certificate="+srv.CAFile(), "dial timeout=5")
+				bdb, err := bridgedDB(t, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				berr := selectOne(bdb)
+				switch {
+				case w.ok && berr != nil:
+					t.Fatalf("bridged: %v, want success", berr)
+				case !w.ok && berr == nil:
+					t.Fatalf("bridged: success, want an error")
+				case !w.ok && w.wantErr != nil && !errors.Is(berr, w.wantErr):
+					t.Fatalf("bridged: %v, want %v", berr, w.wantErr)
+				}
+				ndb, err := nativeDB(t, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				nerr := selectOne(ndb)
+				if (nerr == nil) != (berr == nil) {
+					t.Errorf("bridged and go-mssqldb's own TLS disagree: bridged %v, native %v", berr, nerr)
+				}
+				t.Logf("bridged: %v; native: %v", errString(berr), errString(nerr))
+			})
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
+}
+
+// TestLargeValues reads 1 MB nvarchar(max) and varbinary(max) values through database/sql at
+// packet sizes 4096 and 16383, in full encryption, login-only and plaintext, and checks them
+// byte for byte.
+func TestLargeValues(t *testing.T) {
+	const n = 1 << 20
+	for _, mode := range []struct {
+		name    string
+		server  tdstest.Config
+		encrypt string
+	}{
+		{"full", tdstest.Config{}, "true"},
+		{"login-only", tdstest.Config{EncryptionOff: true}, "false"},
+		{"plaintext", tdstest.Config{Encryption: prelogin.EncryptNotSup}, "disable"},
+		{"strict", tdstest.Config{Strict: true}, "strict"},
+	} {
+		srv := startServer(t, mode.server)
+		for _, ps := range []int{4096, 16383} {
+			t.Run(fmt.Sprintf("%s/%d", mode.name, ps), func(t *testing.T) {
+				db, err := bridgedDB(t, srv.DSN("encrypt="+mode.encrypt, "certificate="+srv.CAFile(), fmt.Sprintf("packet size=%d", ps)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				var s string
+				if err := db.QueryRowContext(ctx, fmt.Sprintf("SELECT REPLICATE(CAST(N'ab' AS nvarchar(max)), %d)", n/2)).Scan(&s); err != nil {
+					t.Fatalf("nvarchar(max): %v", err)
+				}
+				if len(s) != n || s != strings.Repeat("ab", n/2) {
+					t.Fatalf("nvarchar(max): got %d characters, want %d of \"ab\"", len(s), n)
+				}
+				var b []byte
+				if err := db.QueryRowContext(ctx, fmt.Sprintf("SELECT CAST(REPLICATE(CAST('xyz!' AS varchar(max)), %d) AS varbinary(max))", n/4)).Scan(&b); err != nil {
+					t.Fatalf("varbinary(max): %v", err)
+				}
+				if string(b) != strings.Repeat("xyz!", n/4) {
+					t.Fatalf("varbinary(max): got %d bytes, want %d of \"xyz!\"", len(b), n)
+				}
+			})
+		}
+	}
+}
+
+// TestCancelMidQuery cancels a query after the first packet of its 8 MB result has been sent:
+// the driver writes ATTENTION while its Read is in progress, gets the acknowledgement, returns
+// the context's error, and the connection serves the next query.
+func TestCancelMidQuery(t *testing.T) {
+	for _, mode := range []struct {
+		name    string
+		server  tdstest.Config
+		encrypt string
+	}{
+		{"full", tdstest.Config{}, "true"},
+		{"plaintext", tdstest.Config{Encryption: prelogin.EncryptNotSup}, "disable"},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cfg := mode.server
+			cfg.Faults.Hook = func(conn int, phase tdstest.Phase) tdstest.Action {
+				if phase == tdstest.PhaseResult {
+					cancel()
+				}
+				return tdstest.ActionNone
+			}
+			srv := startServer(t, cfg)
+			db, err := bridgedDB(t, srv.DSN("encrypt="+mode.encrypt, "certificate="+srv.CAFile()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.SetMaxOpenConns(1)
+			if err := selectOne(db); err != nil {
+				t.Fatal(err)
+			}
+			var b []byte
+			err = db.QueryRowContext(ctx, "SELECT CAST(REPLICATE(CAST('abcdefgh' AS varchar(max)), 1048576) AS varbinary(max))").Scan(&b)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled query: got %v (%d bytes), want context.Canceled", err, len(b))
+			}
+			if err := selectOne(db); err != nil {
+				t.Fatalf("query after the cancellation: %v", err)
+			}
+		})
+	}
+}
