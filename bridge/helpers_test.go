@@ -127,6 +127,9 @@ var transports = []transport{
 	{"tcp", tcpPair},
 }
 
+// memTransport buffers without limit (see memPipe).
+var memTransport = transport{"mem", func(t testing.TB) (net.Conn, net.Conn) { c, s := memPipe(); return c, s }}
+
 // tcpPair returns the two ends of a loopback TCP connection; both are
 // closed when the test ends.
 func tcpPair(t testing.TB) (client, server net.Conn) {
@@ -169,6 +172,9 @@ type countConn struct {
 	log    bytes.Buffer // everything written, when record is set
 	// lastWrite is the slice passed to the last Write.
 	lastWrite []byte
+	// corrupt, when above 0, is the number of the Write (counting from 1)
+	// whose last byte is flipped on the way to the socket.
+	corrupt atomic.Int64
 }
 
 func (c *countConn) Read(p []byte) (int, error) {
@@ -184,7 +190,10 @@ func (c *countConn) Write(p []byte) (int, error) {
 		c.log.Write(p)
 	}
 	c.mu.Unlock()
-	c.writes.Add(1)
+	if c.writes.Add(1) == c.corrupt.Load() {
+		p = bytes.Clone(p)
+		p[len(p)-1] ^= 0xff
+	}
 	n, err := c.Conn.Write(p)
 	c.written.Add(int64(n))
 	return n, err
