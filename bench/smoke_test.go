@@ -75,7 +75,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.dsn != "sqlserver://u:p@db:1433" || c.mode != modeAll || c.rounds != 10 || c.size != 1<<20 {
+	if c.dsn != "sqlserver://u:p@db:1433" || c.mode != modeAll || c.rounds != 20 || c.size != 1<<20 {
 		t.Errorf("defaults = %+v", c)
 	}
 	for _, bad := range [][]string{

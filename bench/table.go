@@ -48,7 +48,8 @@ func writeTable(w io.Writer, r *report) error {
 			if !t.Met {
 				verdict = "NOT MET"
 			}
-			p("%s: %s / %s = %.3f, target <= %.2f: %s\n", t.Cell, t.Candidate, t.Baseline, t.Measured, t.Limit, verdict)
+			p("%s: %s / %s = %.3f (%s), target <= %.2f: %s\n", t.Cell, t.Candidate, t.Baseline, t.Measured,
+				fmtRatio(&ratioResult{ratio: t.Ratio}), t.Limit, verdict)
 		}
 	}
 	if cells := r.cellsOf(groupTransport); len(cells) > 0 {

@@ -7,8 +7,9 @@ type target struct {
 	Candidate string  `json:"candidate"`
 	Baseline  string  `json:"baseline"`
 	Limit     float64 `json:"limit"`    // the median ratio must be at most this
-	Measured  float64 `json:"measured"` // the median paired ratio; 0 when not measured
+	Measured  float64 `json:"measured"` // the median paired ratio
 	Met       bool    `json:"met"`
+	Ratio     ratio   `json:"ratio"` // the paired ratio in full: spread, rounds lower, sign test
 }
 
 // targetCell is the driver cell the issue 8 targets are stated for.
@@ -30,6 +31,7 @@ func checkTargets(r *report) []target {
 			if q := c.ratioOf(g.Candidate, g.Baseline); q != nil && q.N > 0 {
 				g.Measured = q.Median
 				g.Met = q.Median <= g.Limit
+				g.Ratio = q.ratio
 				out = append(out, g)
 			}
 		}
