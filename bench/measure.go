@@ -38,7 +38,7 @@ func measureFor(ctx context.Context, d time.Duration, batch int, op func() (int6
 			return sample{}, fmt.Errorf("bench: measurement interrupted: %w", err)
 		}
 	}
-	s.Wall, s.CPU, err = m.stop()
+	s.Wall, s.CPU, s.Reads, err = m.stop()
 	if err != nil {
 		return sample{}, err
 	}

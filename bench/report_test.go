@@ -15,6 +15,7 @@ func fakeArm(name string, cpuPerMiB ...float64) *armResult {
 			Bytes: 10 << 20,
 			Wall:  50 * time.Millisecond,
 			CPU:   time.Duration(c * 10 * float64(time.Millisecond)),
+			Reads: 1290,
 		})
 	}
 	return a

@@ -1,5 +1,7 @@
 package main
 
+import "math"
+
 // Groups of cells, in the order the table prints them.
 const (
 	groupDriver    = "driver"
@@ -60,6 +62,7 @@ type armResult struct {
 	CPUPerMiB summary  `json:"cpu_ms_per_mib"`
 	CPUPerMB  summary  `json:"cpu_ms_per_mb"`
 	MBps      summary  `json:"mb_per_s"`
+	Reads     summary  `json:"read_syscalls_per_mib"` // N == 0 where the system does not count them
 }
 
 // ratioResult is a paired comparison of two arms of a cell on client CPU per byte.
@@ -116,6 +119,18 @@ func (a *armResult) finish() {
 	a.CPUPerMiB = summarize(perSample(a.Samples, sample.cpuMsPerMiB))
 	a.CPUPerMB = summarize(perSample(a.Samples, sample.cpuMsPerMB))
 	a.MBps = summarize(perSample(a.Samples, sample.mbPerSec))
+	a.Reads = summarize(known(perSample(a.Samples, sample.readsPerMiB)))
+}
+
+// known returns xs without its NaN values.
+func known(xs []float64) []float64 {
+	out := xs[:0:0]
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // perSample maps f over the samples.

@@ -2,6 +2,10 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -17,38 +21,47 @@ func processCPU() (time.Duration, error) {
 }
 
 // sample is one measurement of the client: ops operations (queries, reads) that moved bytes
-// payload bytes in wall time, using cpu of this process.
+// payload bytes in wall time, using cpu of this process and making reads read system calls
+// (-1 where the system does not count them).
 type sample struct {
 	Round int           `json:"round"`
 	Ops   int64         `json:"ops"`
 	Bytes int64         `json:"bytes"`
 	Wall  time.Duration `json:"wall_ns"`
 	CPU   time.Duration `json:"cpu_ns"`
+	Reads int64         `json:"read_syscalls"`
 }
 
-// meter measures one sample: start it, do the work, stop it.
+// meter measures one sample: start it, do the work, stop it. The read system call counter is
+// taken outside the CPU window, so reading it costs the sample nothing.
 type meter struct {
-	wall0 time.Time
-	cpu0  time.Duration
+	wall0  time.Time
+	cpu0   time.Duration
+	reads0 int64
 }
 
-// startMeter takes the starting wall clock and process CPU.
+// startMeter takes the starting read count, process CPU and wall clock.
 func startMeter() (meter, error) {
+	reads := readSyscalls()
 	cpu, err := processCPU()
 	if err != nil {
 		return meter{}, err
 	}
-	return meter{wall0: time.Now(), cpu0: cpu}, nil
+	return meter{wall0: time.Now(), cpu0: cpu, reads0: reads}, nil
 }
 
-// stop returns the wall time and CPU used since start.
-func (m meter) stop() (wall, cpu time.Duration, err error) {
+// stop returns the wall time, CPU and read system calls since start (reads -1 if unknown).
+func (m meter) stop() (wall, cpu time.Duration, reads int64, err error) {
 	wall = time.Since(m.wall0)
 	c, err := processCPU()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return wall, c - m.cpu0, nil
+	reads = -1
+	if r := readSyscalls(); r >= 0 && m.reads0 >= 0 {
+		reads = r - m.reads0
+	}
+	return wall, c - m.cpu0, reads, nil
 }
 
 // Derived per-sample figures. Units: ms, MiB = 2^20 bytes, MB = 10^6 bytes.
@@ -57,3 +70,31 @@ func (s sample) cpuMsPerOp() float64  { return ms(s.CPU) / float64(s.Ops) }
 func (s sample) cpuMsPerMiB() float64 { return ms(s.CPU) / (float64(s.Bytes) / (1 << 20)) }
 func (s sample) cpuMsPerMB() float64  { return ms(s.CPU) / (float64(s.Bytes) / 1e6) }
 func (s sample) mbPerSec() float64    { return float64(s.Bytes) / 1e6 / s.Wall.Seconds() }
+
+// readsPerMiB is read system calls per MiB; NaN when the count is unknown (perSampleKnown
+// leaves such samples out).
+func (s sample) readsPerMiB() float64 {
+	if s.Reads < 0 {
+		return math.NaN()
+	}
+	return float64(s.Reads) / (float64(s.Bytes) / (1 << 20))
+}
+
+// readSyscalls returns the number of read system calls this process has made (the syscr line
+// of /proc/self/io, Linux), or -1 if it cannot be read.
+func readSyscalls() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
+}

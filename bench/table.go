@@ -16,17 +16,18 @@ func writeTable(w io.Writer, r *report) error {
 	p("tdsbridge bench, %s\n", r.Date)
 	p("machine: %s, %d CPUs, GOMAXPROCS %d, %s; driver: go-mssqldb %s\n", r.CPUModel, r.NumCPU, r.GOMAXPROCS, r.GoVersion, r.DriverVersion)
 	p("run: mode %s, %d rounds, budget %s, took %s; server: %s\n", r.Mode, r.Rounds, r.Budget, r.Elapsed, r.Server)
-	p("figures: median over rounds %s; client CPU = user+system time of this process (servers run in a child)\n", spreadNote(r.Rounds))
+	p("figures: median over rounds %s; client CPU = user+system time of this process (servers run in a child);\n", spreadNote(r.Rounds))
+	p("reads/MiB = read system calls of this process per MiB received (median)\n")
 	if cells := r.cellsOf(groupDriver); len(cells) > 0 {
 		p("\n== Driver: one SELECT of a %s value per query, one connection ==\n", byteLabel(r.ValueBytes))
-		p("cell\tarm\tqueries\twall ms/query\tCPU ms/query\tCPU ms/MiB\n")
+		p("cell\tarm\tqueries\twall ms/query\tCPU ms/query\tCPU ms/MiB\treads/MiB\n")
 		for _, c := range cells {
 			for i, a := range c.Arms {
 				name := ""
 				if i == 0 {
 					name = c.Name
 				}
-				p("%s\t%s\t%d\t%s\t%s\t%s\n", name, a.Name, totalOps(a), fmtStat(a.Wall), fmtStat(a.CPU), fmtStat(a.CPUPerMiB))
+				p("%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, a.Name, totalOps(a), fmtStat(a.Wall), fmtStat(a.CPU), fmtStat(a.CPUPerMiB), fmtMedian(a.Reads))
 			}
 		}
 		p("\n== Driver summary: client CPU ms/MiB (medians), ratios bridged/native ==\n")
@@ -55,7 +56,7 @@ func writeTable(w io.Writer, r *report) error {
 	if cells := r.cellsOf(groupTransport); len(cells) > 0 {
 		p("\n== Transport only: TLS 1.2 AES-128-GCM over loopback, sender in a child process ==\n")
 		p("x floor = CPU ms/MB over the floor for the record size (AES-128-GCM open + loopback TCP read)\n")
-		p("cell\tarm\tMB/s\tCPU ms/MB\tx floor\tCPU ratio bridge/tls.Conn\n")
+		p("cell\tarm\tMB/s\tCPU ms/MB\tx floor\treads/MiB\tCPU ratio bridge/tls.Conn\n")
 		for _, c := range cells {
 			for i, a := range c.Arms {
 				name, rat, xf := "", "", "-"
@@ -68,7 +69,7 @@ func writeTable(w io.Writer, r *report) error {
 				if f := floorFor(r, c.RecordSize); f > 0 && a.CPUPerMB.N > 0 {
 					xf = fmt.Sprintf("%.1fx", a.CPUPerMB.Median/f)
 				}
-				p("%s\t%s\t%s\t%s\t%s\t%s\n", name, a.Name, fmtStat(a.MBps), fmtStat(a.CPUPerMB), xf, rat)
+				p("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, a.Name, fmtStat(a.MBps), fmtStat(a.CPUPerMB), xf, fmtMedian(a.Reads), rat)
 			}
 		}
 	}
@@ -132,6 +133,14 @@ func fmtStat(s summary) string {
 	}
 	lo, hi := s.spread()
 	return fmt.Sprintf("%s [%s-%s]", fmtNum(s.Median), fmtNum(lo), fmtNum(hi))
+}
+
+// fmtMedian formats the median alone, or "-" when empty.
+func fmtMedian(s summary) string {
+	if s.N == 0 {
+		return "-"
+	}
+	return fmtNum(s.Median)
 }
 
 // fmtNum formats x with about three significant digits.

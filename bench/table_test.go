@@ -18,7 +18,7 @@ func TestWriteTable(t *testing.T) {
 		"== Driver: one SELECT of a 1 MiB value per query",
 		// wall 50 ms / 10 ops = 5 ms; CPU per query = CPU per MiB (1 MiB per op)
 		"native TLS     50       5.00 [5.00-5.00]",
-		"3.10 [3.00-3.20]",
+		"3.10 [3.00-3.20]  129",
 		"0.87 [0.84-0.90] 5/5 p=0.062",
 		"0.93 [0.93-0.93] 5/5 p=0.062",
 		"varbinary/4096: bridged plain / native plain = 0.931 (0.93 [0.93-0.93] 5/5 p=0.062), target <= 0.90: NOT MET",
