@@ -40,15 +40,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	rep, err := runBench(ctx, cfg, newProgress(stderr))
+	code := 0
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return 1
+		code = 1
+		if rep == nil {
+			return code
+		}
+		fmt.Fprintln(stderr, "bench: the run stopped early; the figures below are from the samples taken before")
 	}
 	if err := writeTable(stdout, rep); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	code := 0
 	if cfg.jsonPath != "" {
 		if err := writeFile(cfg.jsonPath, rep, writeJSON); err != nil {
 			fmt.Fprintln(stderr, err)
@@ -66,7 +70,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // runBench sets up every cell the configuration asks for (servers in child processes,
 // connections), measures them in rounds and returns the report. Everything it started is
-// stopped before it returns.
+// stopped before it returns. If measuring fails or is interrupted, it returns the report of the
+// samples taken so far along with the error; a setup failure returns no report.
 func runBench(ctx context.Context, cfg *config, prog *progress) (rep *report, err error) {
 	start := time.Now()
 	rep = &report{
@@ -118,13 +123,11 @@ func runBench(ctx context.Context, cfg *config, prog *progress) (rep *report, er
 		}
 		cells = append(cells, fcells...)
 	}
-	if err := runRounds(ctx, cells, cfg.rounds, cfg.duration, prog); err != nil {
-		return nil, err
-	}
+	err = runRounds(ctx, cells, cfg.rounds, cfg.duration, prog)
 	for _, c := range cells {
 		rep.Cells = append(rep.Cells, c.result)
 	}
 	rep.Targets = checkTargets(rep)
 	rep.Elapsed = time.Since(start).Round(time.Second).String()
-	return rep, nil
+	return rep, err
 }

@@ -38,7 +38,8 @@ const minSlice = 20 * time.Millisecond
 // what is left of budget (at least minSlice), so that setup costs between samples (connecting,
 // collecting garbage, an operation that overruns its slice) do not make the run overrun the
 // budget. A garbage collection runs before each sample, outside the measurement, so that no arm
-// pays for the garbage of the one before it. It stops at the first error.
+// pays for the garbage of the one before it. It stops at the first error; the cells' summaries
+// are computed from the samples taken, whether it stopped early or not.
 func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time.Duration, prog *progress) error {
 	total := 0
 	for _, c := range cells {
@@ -51,6 +52,11 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 	left := rounds * total
 	prog.begin(left)
 	defer prog.end()
+	defer func() {
+		for _, c := range cells {
+			c.result.finish(c.pairs)
+		}
+	}()
 	for r := 0; r < rounds; r++ {
 		for _, c := range cells {
 			for k := range c.arms {
@@ -71,9 +77,6 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 				c.result.Arms[i].Samples = append(c.result.Arms[i].Samples, s)
 			}
 		}
-	}
-	for _, c := range cells {
-		c.result.finish(c.pairs)
 	}
 	return nil
 }

@@ -41,13 +41,27 @@ func TestRunRoundsInterleaves(t *testing.T) {
 func TestRunRoundsStopsAtError(t *testing.T) {
 	boom := errors.New("boom")
 	calls := 0
-	c := newCell(&cellResult{Group: groupTransport, Name: "c"}, []armRunner{{"X", func(context.Context, time.Duration) (sample, error) {
+	ok := armRunner{"OK", func(context.Context, time.Duration) (sample, error) {
+		return sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
+	}}
+	failing := armRunner{"X", func(context.Context, time.Duration) (sample, error) {
 		calls++
-		return sample{}, boom
-	}}}, nil)
+		if calls == 2 {
+			return sample{}, boom
+		}
+		return sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
+	}}
+	c := newCell(&cellResult{Group: groupTransport, Name: "c"}, []armRunner{ok, failing}, nil)
 	err := runRounds(context.Background(), []*cellRunner{c}, 5, time.Second, newProgress(io.Discard))
-	if !errors.Is(err, boom) || calls != 1 {
-		t.Errorf("runRounds = %v after %d calls, want boom after 1", err, calls)
+	if !errors.Is(err, boom) || calls != 2 {
+		t.Fatalf("runRounds = %v after %d calls, want boom after 2", err, calls)
+	}
+	// Round 2 runs X first (reversed order), so OK has one sample, X one: both summarized.
+	if a := c.result.arm("OK"); len(a.Samples) != 1 || a.CPUPerMiB.N != 1 || a.CPUPerMiB.Median != 1 {
+		t.Errorf("arm OK after the error = %+v, want one summarized sample", a)
+	}
+	if a := c.result.arm("X"); len(a.Samples) != 1 || a.CPUPerMiB.N != 1 {
+		t.Errorf("arm X after the error = %+v, want one summarized sample", a)
 	}
 }
 

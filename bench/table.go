@@ -20,6 +20,7 @@ func writeTable(w io.Writer, r *report) error {
 	p("reads/MiB = read system calls of this process per MiB received (median)\n")
 	if cells := r.cellsOf(groupDriver); len(cells) > 0 {
 		p("\n== Driver: one SELECT of a %s value per query, one connection ==\n", byteLabel(r.ValueBytes))
+		p("packet sizes as requested; servers cap encrypted connections at 16383, as SQL Server does\n")
 		p("cell\tarm\tqueries\twall ms/query\tCPU ms/query\tCPU ms/MiB\treads/MiB\n")
 		for _, c := range cells {
 			for i, a := range c.Arms {
