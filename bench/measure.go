@@ -35,7 +35,7 @@ func measureFor(ctx context.Context, d time.Duration, batch int, op func() (int6
 			break
 		}
 		if err := ctx.Err(); err != nil {
-			return sample{}, fmt.Errorf("bench: measurement interrupted: %w", err)
+			return sample{}, fmt.Errorf("measurement interrupted: %w", err)
 		}
 	}
 	s.Wall, s.CPU, s.Reads, err = m.stop()

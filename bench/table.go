@@ -15,7 +15,10 @@ func writeTable(w io.Writer, r *report) error {
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
 	p("tdsbridge bench, %s\n", r.Date)
 	p("machine: %s, %d CPUs, GOMAXPROCS %d, %s; driver: go-mssqldb %s\n", r.CPUModel, r.NumCPU, r.GOMAXPROCS, r.GoVersion, r.DriverVersion)
-	p("run: mode %s, %d rounds, budget %s, took %s; server: %s\n", r.Mode, r.Rounds, r.Budget, r.Elapsed, r.Server)
+	p("run: mode %s, %d rounds, budget %s, took %s\n", r.Mode, r.Rounds, r.Budget, r.Elapsed)
+	if r.Server != "" {
+		p("driver server: %s\n", r.Server)
+	}
 	p("figures: median over rounds %s; client CPU = user+system time of this process (servers run in a child);\n", spreadNote(r.Rounds))
 	p("reads/MiB = read system calls of this process per MiB received (median)\n")
 	if cells := r.cellsOf(groupDriver); len(cells) > 0 {
