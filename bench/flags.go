@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"time"
 )
 
@@ -18,13 +19,16 @@ const (
 
 // config is the parsed command line.
 type config struct {
-	jsonPath string        // -json: write every sample and summary as JSON here
-	plotPath string        // -plot: write an SVG bar chart here
-	dsn      string        // -dsn or MSSQL_DSN: driver comparison against this server
-	duration time.Duration // -duration: measuring time budget of the whole run
-	rounds   int           // -rounds: rounds per cell
-	mode     string        // -mode: driver, transport or all
-	size     int           // -size: bytes of the value each driver query returns
+	jsonPath string         // -json: write every sample and summary as JSON here
+	plotPath string         // -plot: write an SVG bar chart here
+	dsn      string         // -dsn or MSSQL_DSN: driver comparison against this server
+	duration time.Duration  // -duration: measuring time budget of the whole run
+	rounds   int            // -rounds: rounds per cell
+	mode     string         // -mode: driver, transport or all
+	size     int            // -size: bytes of the value each driver query returns
+	cells    *regexp.Regexp // -cells: measure only cells whose "group name" matches
+	arms     *regexp.Regexp // -arms: measure only arms whose name matches
+	cpuProf  string         // -cpuprofile: write a CPU profile of the measuring phase here
 
 	serve      bool   // -serve: run the tdstest server standalone
 	addr       string // -addr: listen address for -serve
@@ -49,6 +53,9 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	fs.IntVar(&c.rounds, "rounds", 20, "rounds per cell; every round visits every arm of every cell")
 	fs.StringVar(&c.mode, "mode", modeAll, "what to measure: driver, transport or all")
 	fs.IntVar(&c.size, "size", 1<<20, "`bytes` of the value each driver query returns (even, >= 2)")
+	cellsRe := fs.String("cells", "", "measure only the cells whose \"group name\" matches this `regexp` (e.g. 'driver varbinary/4096$')")
+	armsRe := fs.String("arms", "", "measure only the arms whose name matches this `regexp` (e.g. 'TLS')")
+	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the measuring phase to `FILE` (with -cells/-arms, of one arm)")
 	fs.BoolVar(&c.serve, "serve", false, "run the embedded tdstest server standalone and print its address and DSN")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:14330", "listen address for -serve (loopback)")
 	fs.StringVar(&c.encrypt, "encrypt", "on", "server encryption setting for -serve: on, off, notsup or strict")
@@ -65,6 +72,19 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 			return nil, err
 		}
 		return nil, errUsage
+	}
+	for _, re := range []struct {
+		flag, expr string
+		dst        **regexp.Regexp
+	}{{"-cells", *cellsRe, &c.cells}, {"-arms", *armsRe, &c.arms}} {
+		if re.expr == "" {
+			continue
+		}
+		var err error
+		if *re.dst, err = regexp.Compile(re.expr); err != nil {
+			fmt.Fprintf(stderr, "bench: %s: %v\n", re.flag, err)
+			return nil, errUsage
+		}
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "bench: unexpected arguments: %q\n", fs.Args())

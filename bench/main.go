@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -123,11 +124,42 @@ func runBench(ctx context.Context, cfg *config, prog *progress) (rep *report, er
 		}
 		cells = append(cells, fcells...)
 	}
+	cells = filterCells(cells, cfg.cells, cfg.arms)
+	stopProfile, err := startCPUProfile(cfg.cpuProf)
+	if err != nil {
+		return nil, err
+	}
 	err = runRounds(ctx, cells, cfg.rounds, cfg.duration, prog)
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
 	for _, c := range cells {
 		rep.Cells = append(rep.Cells, c.result)
 	}
 	rep.Targets = checkTargets(rep)
 	rep.Elapsed = time.Since(start).Round(time.Second).String()
 	return rep, err
+}
+
+// startCPUProfile starts a CPU profile into path (nothing if path is empty) and returns the
+// function that stops it and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: -cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("bench: -cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("bench: -cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"runtime"
 	"time"
 )
@@ -79,4 +80,31 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 		}
 	}
 	return nil
+}
+
+// filterCells keeps the cells whose "group name" matches cellsRe and, in them, the arms whose
+// name matches armsRe (a nil pattern matches everything); cells left without arms are dropped.
+// Ratios whose arms were filtered out are not computed.
+func filterCells(cells []*cellRunner, cellsRe, armsRe *regexp.Regexp) []*cellRunner {
+	var out []*cellRunner
+	for _, c := range cells {
+		if cellsRe != nil && !cellsRe.MatchString(c.result.Group+" "+c.result.Name) {
+			continue
+		}
+		if armsRe != nil {
+			var arms []armRunner
+			var results []*armResult
+			for i, a := range c.arms {
+				if armsRe.MatchString(a.name) {
+					arms = append(arms, a)
+					results = append(results, c.result.Arms[i])
+				}
+			}
+			c.arms, c.result.Arms = arms, results
+		}
+		if len(c.arms) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
 }
