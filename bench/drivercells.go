@@ -34,7 +34,7 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 		server = redactDSN(cfg.dsn) + " (from -dsn / MSSQL_DSN)"
 	} else {
 		sizes := append([]int{0}, sweepRecordSizes...)
-		ch, err = startDriverChild(sizes)
+		ch, err = startDriverChild(sizes, cfg.verbose)
 		if err != nil {
 			return nil, "", nil, err
 		}

@@ -26,8 +26,13 @@ func startTDSServers(args []string, stderr io.Writer) (childServer, error) {
 	fs := flag.NewFlagSet(childTDS, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	list := fs.String("record-sizes", "0", "comma-separated TLS record sizes, one server each")
+	logToStderr := fs.Bool("log", false, "log every connection event to stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	var logf func(string, ...any) // nil: tdstest discards its log
+	if *logToStderr {
+		logf = func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) }
 	}
 	ts := &tdsServers{servers: map[int]*tdstest.Server{}}
 	for _, f := range strings.Split(*list, ",") {
@@ -39,7 +44,7 @@ func startTDSServers(args []string, stderr io.Writer) (childServer, error) {
 		s, err := tdstest.NewServer(tdstest.Config{
 			EncryptionOff: true,
 			RecordSize:    rs,
-			Logf:          func(format string, a ...any) { fmt.Fprintf(stderr, "bench: tdstest: "+format+"\n", a...) },
+			Logf:          logf,
 		})
 		if err != nil {
 			_ = ts.Close()
@@ -68,11 +73,12 @@ func (ts *tdsServers) Close() error {
 	return errors.Join(errs...)
 }
 
-// startDriverChild starts the driver child with one server per record size.
-func startDriverChild(recordSizes []int) (*child, error) {
+// startDriverChild starts the driver child with one server per record size; with log, the
+// servers log every connection event to stderr.
+func startDriverChild(recordSizes []int, log bool) (*child, error) {
 	fs := make([]string, len(recordSizes))
 	for i, rs := range recordSizes {
 		fs[i] = strconv.Itoa(rs)
 	}
-	return startChild(childTDS, "-record-sizes", strings.Join(fs, ","))
+	return startChild(childTDS, "-record-sizes", strings.Join(fs, ","), "-log="+strconv.FormatBool(log))
 }

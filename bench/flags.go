@@ -29,6 +29,7 @@ type config struct {
 	cells    *regexp.Regexp // -cells: measure only cells whose "group name" matches
 	arms     *regexp.Regexp // -arms: measure only arms whose name matches
 	cpuProf  string         // -cpuprofile: write a CPU profile of the measuring phase here
+	verbose  bool           // -v: the driver servers log every connection event to stderr
 
 	serve      bool   // -serve: run the tdstest server standalone
 	addr       string // -addr: listen address for -serve
@@ -56,6 +57,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	cellsRe := fs.String("cells", "", "measure only the cells whose \"group name\" matches this `regexp` (e.g. 'driver varbinary/4096$')")
 	armsRe := fs.String("arms", "", "measure only the arms whose name matches this `regexp` (e.g. 'TLS')")
 	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the measuring phase to `FILE` (with -cells/-arms, of one arm)")
+	fs.BoolVar(&c.verbose, "v", false, "let the driver servers (tdstest) log every connection event to stderr")
 	fs.BoolVar(&c.serve, "serve", false, "run the embedded tdstest server standalone and print its address and DSN")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:14330", "listen address for -serve (loopback)")
 	fs.StringVar(&c.encrypt, "encrypt", "on", "server encryption setting for -serve: on, off, notsup or strict")

@@ -84,7 +84,7 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 
 // filterCells keeps the cells whose "group name" matches cellsRe and, in them, the arms whose
 // name matches armsRe (a nil pattern matches everything); cells left without arms are dropped.
-// Ratios whose arms were filtered out are not computed.
+// Ratios whose arms were filtered out are not computed. It modifies the cells it keeps.
 func filterCells(cells []*cellRunner, cellsRe, armsRe *regexp.Regexp) []*cellRunner {
 	var out []*cellRunner
 	for _, c := range cells {

@@ -91,19 +91,21 @@ func TestFilterCells(t *testing.T) {
 		}
 		return newCell(&cellResult{Group: group, Name: name}, rs, nil)
 	}
-	cells := []*cellRunner{
-		mk(groupDriver, "varbinary/4096", armNativeTLS, armBridgedTLS, armNativePlain),
-		mk(groupDriver, "varbinary/4096, 1 KiB records", armNativeTLS),
-		mk(groupFloor, "loopback TCP read", armFloorTCP),
+	cells := func() []*cellRunner {
+		return []*cellRunner{
+			mk(groupDriver, "varbinary/4096", armNativeTLS, armBridgedTLS, armNativePlain),
+			mk(groupDriver, "varbinary/4096, 1 KiB records", armNativeTLS),
+			mk(groupFloor, "loopback TCP read", armFloorTCP),
+		}
 	}
-	got := filterCells(cells, regexp.MustCompile(`^driver varbinary/4096`), regexp.MustCompile(`plain`))
+	got := filterCells(cells(), regexp.MustCompile(`^driver varbinary/4096`), regexp.MustCompile(`plain`))
 	if len(got) != 1 || got[0].result.Name != "varbinary/4096" {
 		t.Fatalf("filterCells kept %d cells, want varbinary/4096 alone", len(got))
 	}
 	if len(got[0].arms) != 1 || got[0].arms[0].name != armNativePlain || len(got[0].result.Arms) != 1 || got[0].result.Arms[0].Name != armNativePlain {
 		t.Errorf("arms kept: %+v / %+v, want native plain in both", got[0].arms, got[0].result.Arms)
 	}
-	if all := filterCells(cells, nil, nil); len(all) != 3 {
+	if all := filterCells(cells(), nil, nil); len(all) != 3 {
 		t.Errorf("nil patterns kept %d cells, want 3", len(all))
 	}
 }
