@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
 // TestSmoke runs the whole program in a tiny configuration: one round, a 2 KiB value, a short
@@ -107,5 +109,38 @@ func TestWithParams(t *testing.T) {
 	}
 	if got := redactDSN("server=h,1433;password=secret"); got != "h,1433" {
 		t.Errorf("redactDSN(ADO) = %q", got)
+	}
+}
+
+// TestSmokeDSN runs the driver comparison against a server given by -dsn (here a tdstest server
+// in this process): the value cells with all four arms, no record-size sweep.
+func TestSmokeDSN(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures for a second")
+	}
+	srv, err := tdstest.NewServer(tdstest.Config{EncryptionOff: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	args := []string{"-mode", "driver", "-rounds", "1", "-size", "2048", "-duration", "1s", "-dsn", srv.DSN("TrustServerCertificate=true", "encrypt=false")}
+	if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("run = %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	if want := "driver server: " + srv.Addr + " (from -dsn"; !strings.Contains(out, want) {
+		t.Errorf("table lacks %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "records") || strings.Contains(out, "== Transport") {
+		t.Errorf("-dsn -mode driver ran the sweep or the transport cells:\n%s", out)
+	}
+	if strings.Contains(out, "tdstest-Passw0rd") || strings.Contains(stderr.String(), "tdstest-Passw0rd") {
+		t.Errorf("the password leaked into the output")
+	}
+	for _, arm := range []string{armNativeTLS, armBridgedTLS, armNativePlain, armBridgedPlain} {
+		if !strings.Contains(out, arm) {
+			t.Errorf("table lacks arm %q:\n%s", arm, out)
+		}
 	}
 }
