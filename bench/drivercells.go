@@ -14,7 +14,7 @@ import (
 func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cellRunner, server string, closeFn func() error, err error) {
 	pool := &driverPool{conns: map[string]*benchConn{}}
 	var ch *child
-	closeFn = func() error {
+	closeAll := func() error {
 		err := pool.close()
 		if ch != nil {
 			if cerr := ch.close(); err == nil {
@@ -25,7 +25,7 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 	}
 	defer func() {
 		if err != nil {
-			_ = closeFn()
+			_ = closeAll()
 		}
 	}()
 	base := driverTarget{dsn: cfg.dsn}
@@ -88,7 +88,7 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 		}
 		cells = append(cells, newCell(res, arms, driverRatioPairs))
 	}
-	return cells, server, closeFn, nil
+	return cells, server, closeAll, nil
 }
 
 // driverInfoKey is the child info key under which the tdstest child prints the DSN of its

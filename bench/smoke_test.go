@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,5 +143,27 @@ func TestSmokeDSN(t *testing.T) {
 		if !strings.Contains(out, arm) {
 			t.Errorf("table lacks arm %q:\n%s", arm, out)
 		}
+	}
+}
+
+// TestSetupFailure: a server that cannot be reached fails the run cleanly: exit code 1, an
+// error on stderr, no table, nothing left running (goleak checks the last part).
+func TestSetupFailure(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close() // nothing listens there any more
+	var stdout, stderr bytes.Buffer
+	args := []string{"-mode", "driver", "-rounds", "1", "-duration", "1s", "-dsn", "sqlserver://sa:pw@" + addr + "?dial+timeout=2"}
+	if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 1 {
+		t.Fatalf("run = %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "bench: native TLS, packet size 4096") {
+		t.Errorf("stderr lacks the failing arm:\n%s", stderr.String())
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("a table was printed after a setup failure:\n%s", stdout.String())
 	}
 }
