@@ -1,6 +1,7 @@
 package mssqlbridge
 
 import (
+	"os"
 	"sync"
 	"time"
 )
@@ -39,11 +40,16 @@ func (d *deadline) store(t time.Time) error {
 }
 
 // enter is called before a call reaches the socket; it applies the stored deadline if it
-// differs from the socket's. Every enter must be followed by exit, even on error.
+// differs from the socket's. A deadline that has already passed fails the call at once with
+// a timeout, before the socket (or crypto/tls, which keeps every write error) sees it. Every
+// enter must be followed by exit, even on error.
 func (d *deadline) enter() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.inflight++
+	if !d.want.IsZero() && !time.Now().Before(d.want) {
+		return errTimeout
+	}
 	if d.want.Equal(d.applied) {
 		return nil
 	}
@@ -57,3 +63,14 @@ func (d *deadline) exit() {
 	d.inflight--
 	d.mu.Unlock()
 }
+
+// errTimeout is returned for a call whose deadline had passed before it reached the socket.
+// It is a net.Error whose Timeout reports true, and it matches os.ErrDeadlineExceeded.
+var errTimeout error = timeoutError{}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "mssqlbridge: i/o timeout" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+func (timeoutError) Unwrap() error   { return os.ErrDeadlineExceeded }
