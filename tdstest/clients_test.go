@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,7 +71,7 @@ func startServer(t *testing.T, cfg Config) (*Server, *recordingLog) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
+		if err := s.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			t.Errorf("Close: %v", err)
 		}
 	})
