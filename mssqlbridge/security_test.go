@@ -1,0 +1,255 @@
+package mssqlbridge
+
+import (
+	"crypto/x509"
+	"database/sql"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tdsbridge/tdsbridge/prelogin"
+	"github.com/tdsbridge/tdsbridge/tds"
+	"github.com/tdsbridge/tdsbridge/tdstest"
+)
+
+// mitm is a loopback proxy that rewrites the ENCRYPTION value of the server's PRELOGIN reply
+// and records every byte the client sends after its PRELOGIN.
+type mitm struct {
+	ln      net.Listener
+	target  string
+	rewrite prelogin.Encryption
+	wg      sync.WaitGroup
+
+	mu        sync.Mutex
+	preLogins int    // client PRELOGIN packets seen
+	after     []byte // client bytes after its PRELOGIN, all connections
+}
+
+func newMITM(t *testing.T, target string, rewrite prelogin.Encryption) *mitm {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &mitm{ln: ln, target: target, rewrite: rewrite}
+	m.wg.Add(1)
+	go m.accept()
+	t.Cleanup(func() { _ = ln.Close(); m.wg.Wait() })
+	return m
+}
+
+func (m *mitm) accept() {
+	defer m.wg.Done()
+	for {
+		client, err := m.ln.Accept()
+		if err != nil {
+			return
+		}
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.proxy(client)
+		}()
+	}
+}
+
+func (m *mitm) proxy(client net.Conn) {
+	defer client.Close()
+	server, err := net.Dial("tcp", m.target)
+	if err != nil {
+		return
+	}
+	defer server.Close()
+	// Client -> server: the PRELOGIN packet, then everything else recorded.
+	crd := tds.NewReader(client, tds.ReaderConfig{})
+	h, body, err := crd.ReadPacket()
+	if err != nil || h.Type != tds.TypePrelogin {
+		return
+	}
+	m.mu.Lock()
+	m.preLogins++
+	m.mu.Unlock()
+	if _, err := server.Write(append(h.Append(nil), body...)); err != nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := client.Read(buf)
+			m.mu.Lock()
+			m.after = append(m.after, buf[:n]...)
+			m.mu.Unlock()
+			if n > 0 {
+				_, _ = server.Write(buf[:n])
+			}
+			if err != nil {
+				_ = server.Close()
+				return
+			}
+		}
+	}()
+	// Server -> client: the reply with ENCRYPTION rewritten, then the rest as is.
+	srd := tds.NewReader(server, tds.ReaderConfig{})
+	h, body, err = srd.ReadPacket()
+	if err == nil {
+		if _, err = prelogin.SetEncryption(body, m.rewrite); err == nil {
+			_, err = client.Write(append(h.Append(nil), body...))
+		}
+	}
+	if err == nil {
+		_, _ = io.Copy(client, server)
+	}
+	_ = client.Close()
+	<-done
+}
+
+func (m *mitm) observed() (int, []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.preLogins, append([]byte(nil), m.after...)
+}
+
+// TestMITMDowngrade: a man in the middle rewrites the server's ENCRYPTION reply to NOT_SUP (or
+// OFF, which would mean login-only) while the client says encrypt=true. The connection fails
+// with ErrServerNoEncryption and the proxy sees not one byte after the PRELOGIN: no LOGIN7
+// (packet type 0x10), no TLS. go-mssqldb's own TLS refuses too (for NOT_SUP and OFF alike).
+func TestMITMDowngrade(t *testing.T) {
+	srv := startServer(t, tdstest.Config{})
+	for _, rewrite := range []prelogin.Encryption{prelogin.EncryptNotSup, prelogin.EncryptOff} {
+		t.Run(rewrite.String(), func(t *testing.T) {
+			for _, arm := range []string{"bridged", "native"} {
+				t.Run(arm, func(t *testing.T) {
+					m := newMITM(t, srv.Addr, rewrite)
+					dsn := strings.Replace(srv.DSN("encrypt=true", "certificate="+srv.CAFile()), srv.Addr, m.ln.Addr().String(), 1)
+					open := bridgedDB
+					if arm == "native" {
+						open = func(t testing.TB, dsn string, _ ...Option) (*sql.DB, error) { return nativeDB(t, dsn) }
+					}
+					db, err := open(t, dsn)
+					if err != nil {
+						t.Fatal(err)
+					}
+					err = selectOne(db)
+					if err == nil {
+						t.Fatal("connection succeeded through a downgrading proxy")
+					}
+					if arm == "bridged" && !errors.Is(err, ErrServerNoEncryption) {
+						t.Fatalf("got %v, want ErrServerNoEncryption", err)
+					}
+					_ = db.Close()
+					_ = m.ln.Close()
+					m.wg.Wait()
+					n, after := m.observed()
+					if n == 0 {
+						t.Fatal("the proxy saw no PRELOGIN")
+					}
+					if len(after) != 0 {
+						t.Fatalf("the client sent %d bytes after PRELOGIN (first byte %#x)", len(after), after[0])
+					}
+					t.Logf("%s: %v", arm, err)
+				})
+			}
+		})
+	}
+}
+
+// TestSmallPacketSizeWithTLS: with encryption and a requested packet size below 4096,
+// go-mssqldb's own handshake fails (it reads the server's 4096-byte handshake packets with the
+// requested size); the bridged handshake does not depend on the packet size.
+func TestSmallPacketSizeWithTLS(t *testing.T) {
+	srv := startServer(t, tdstest.Config{Cert: tdstest.CertLargeChain})
+	dsn := srv.DSN("encrypt=true", "certificate="+srv.CAFile(), "packet size=512")
+	db, err := bridgedDB(t, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := selectOne(db); err != nil {
+		t.Fatalf("bridged at packet size 512: %v", err)
+	}
+	ndb, err := nativeDB(t, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("go-mssqldb's own TLS at packet size 512: %v", errString(selectOne(ndb)))
+}
+
+// TestCertificateMatrix checks certificate verification, bridged and with go-mssqldb's own TLS:
+// the outcome must be the same, and the bridged errors must name the problem.
+func TestCertificateMatrix(t *testing.T) {
+	srv := startServer(t, tdstest.Config{})
+	dir := t.TempDir()
+	derFile := filepath.Join(dir, "ca.der")
+	if err := os.WriteFile(derFile, srv.CACertificate().Raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.pem")
+	cases := []struct {
+		name    string
+		params  []string
+		opts    []Option
+		ok      bool
+		wantErr error // bridged
+	}{
+		{"certificate file (PEM)", []string{"certificate=" + srv.CAFile()}, nil, true, nil},
+		{"certificate file (DER)", []string{"certificate=" + derFile}, nil, true, nil},
+		{"untrusted CA (system roots)", nil, nil, false, ErrCertificate},
+		{"TrustServerCertificate", []string{"TrustServerCertificate=true"}, nil, true, nil},
+		{"hostNameInCertificate matching", []string{"certificate=" + srv.CAFile(), "hostNameInCertificate=localhost"}, nil, true, nil},
+		{"wrong host name", []string{"certificate=" + srv.CAFile(), "hostNameInCertificate=wrong.example"}, nil, false, ErrCertificate},
+		{"missing certificate file", []string{"certificate=" + missing}, nil, false, ErrCertificateFile},
+		{"caller tls.Config", nil, []Option{WithTLSConfig(srv.TLSConfig())}, true, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dsn := srv.DSN(append([]string{"encrypt=true"}, tc.params...)...)
+			var berr error
+			db, err := bridgedDB(t, dsn, tc.opts...)
+			if err == nil {
+				berr = selectOne(db)
+			} else {
+				berr = err
+			}
+			switch {
+			case tc.ok && berr != nil:
+				t.Fatalf("bridged: %v, want success", berr)
+			case !tc.ok && !errors.Is(berr, tc.wantErr):
+				t.Fatalf("bridged: %v, want %v", berr, tc.wantErr)
+			}
+			if errors.Is(tc.wantErr, ErrCertificate) {
+				var ce *CertificateError
+				if !errors.As(berr, &ce) || ce.Host == "" {
+					t.Fatalf("bridged: %v is not a *CertificateError naming the host", berr)
+				}
+				var ua x509.UnknownAuthorityError
+				var he x509.HostnameError
+				if !errors.As(berr, &ua) && !errors.As(berr, &he) {
+					t.Fatalf("bridged: %v does not wrap the x509 cause", berr)
+				}
+			}
+			if errors.Is(tc.wantErr, ErrCertificateFile) && !strings.Contains(berr.Error(), missing) {
+				t.Fatalf("bridged: %v does not name the file", berr)
+			}
+			if tc.opts != nil {
+				return // no DSN equivalent for go-mssqldb
+			}
+			var nerr error
+			ndb, err := nativeDB(t, dsn)
+			if err == nil {
+				nerr = selectOne(ndb)
+			} else {
+				nerr = err
+			}
+			if (nerr == nil) != (berr == nil) {
+				t.Errorf("outcomes differ: bridged %v, native %v", errString(berr), errString(nerr))
+			}
+			t.Logf("bridged: %v; native: %v", errString(berr), errString(nerr))
+		})
+	}
+}
