@@ -154,7 +154,8 @@ func TestLargeValues(t *testing.T) {
 		srv := startServer(t, mode.server)
 		for _, ps := range []int{4096, 16383} {
 			t.Run(fmt.Sprintf("%s/%d", mode.name, ps), func(t *testing.T) {
-				db, err := bridgedDB(t, srv.DSN("encrypt="+mode.encrypt, "certificate="+srv.CAFile(), fmt.Sprintf("packet size=%d", ps)))
+				// connection timeout: go-mssqldb sets a deadline before every Read and Write.
+				db, err := bridgedDB(t, srv.DSN("encrypt="+mode.encrypt, "certificate="+srv.CAFile(), fmt.Sprintf("packet size=%d", ps), "connection timeout=30"))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,0 +1,120 @@
+package mssqlbridge
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/tdsbridge/tdsbridge/tds"
+)
+
+// countingReader serves data in reads of at most max bytes and counts the reads.
+type countingReader struct {
+	data  []byte
+	max   int
+	reads int
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	r.reads++
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), r.max)], r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// tdsStream returns n packets of size bytes each.
+func tdsStream(n, size int) []byte {
+	var out []byte
+	body := bytes.Repeat([]byte{0xAB}, size-tds.HeaderSize)
+	for range n {
+		out = append(out, packet(tds.TypeTabularResult, body)...)
+	}
+	return out
+}
+
+// TestReadAheadDriverPattern reads packets the way go-mssqldb does (SetDeadline, 8-byte
+// header, SetDeadline, body) and checks that the source is read once per 64 KiB and the
+// deadline reaches the socket once per source read, not once per driver call.
+func TestReadAheadDriverPattern(t *testing.T) {
+	const packets, size = 256, 4096 // 1 MiB
+	src := &countingReader{data: tdsStream(packets, size), max: 1 << 20}
+	sets := 0
+	dl := &deadline{set: func(time.Time) error { sets++; return nil }}
+	ra := newReadAhead(src, dl, DefaultReadAheadSize)
+	hdr := make([]byte, tds.HeaderSize)
+	body := make([]byte, size)
+	for i := range packets {
+		_ = dl.store(time.Now().Add(time.Minute))
+		if _, err := io.ReadFull(ra, hdr); err != nil {
+			t.Fatalf("packet %d header: %v", i, err)
+		}
+		h, err := tds.ParseHeader(hdr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = dl.store(time.Now().Add(time.Minute))
+		if _, err := io.ReadFull(ra, body[:int(h.Length)-tds.HeaderSize]); err != nil {
+			t.Fatalf("packet %d body: %v", i, err)
+		}
+	}
+	wantReads := packets * size / DefaultReadAheadSize
+	if src.reads != wantReads {
+		t.Errorf("source reads: %d, want %d", src.reads, wantReads)
+	}
+	if sets != wantReads {
+		t.Errorf("deadlines given to the socket: %d, want %d (one per source read)", sets, wantReads)
+	}
+	if _, err := ra.Read(hdr); err != io.EOF {
+		t.Errorf("after the stream: %v, want io.EOF", err)
+	}
+}
+
+// TestReadAheadLargeRead: a read at least as large as the buffer goes straight to the source.
+func TestReadAheadLargeRead(t *testing.T) {
+	src := &countingReader{data: bytes.Repeat([]byte{1}, 3*DefaultReadAheadSize), max: 1 << 30}
+	ra := newReadAhead(src, &deadline{set: func(time.Time) error { return nil }}, DefaultReadAheadSize)
+	p := make([]byte, 2*DefaultReadAheadSize)
+	if n, err := ra.Read(p); n != len(p) || err != nil || ra.Buffered() != 0 {
+		t.Fatalf("got %d, %v, buffered %d", n, err, ra.Buffered())
+	}
+}
+
+// BenchmarkSetDeadline compares the conn's SetDeadline (stored, applied lazily) with setting
+// the deadline on a TCP socket, which go-mssqldb does before every Read and Write when a
+// connection timeout is set.
+func BenchmarkSetDeadline(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	done := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		done <- c
+	}()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer raw.Close()
+	if peer := <-done; peer != nil {
+		defer peer.Close()
+	}
+	b.Run("socket", func(b *testing.B) {
+		for b.Loop() {
+			_ = raw.SetDeadline(time.Now().Add(time.Minute))
+		}
+	})
+	c := newConn(nil, raw, &settings{}, "localhost")
+	b.Run("stored", func(b *testing.B) {
+		for b.Loop() {
+			_ = c.SetDeadline(time.Now().Add(time.Minute))
+		}
+	})
+}
