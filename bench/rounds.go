@@ -66,7 +66,7 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 					i = len(c.arms) - 1 - k
 				}
 				a := c.arms[i]
-				prog.step(fmt.Sprintf("round %d/%d", r+1, rounds), c.result.Group+" "+c.result.Name+" "+a.name)
+				prog.step(fmt.Sprintf("round %d/%d", r+1, rounds), c.result.Group+" "+c.result.Name+": "+a.name)
 				runtime.GC()
 				slice := max((budget-time.Since(start))/time.Duration(left), minSlice)
 				left--
