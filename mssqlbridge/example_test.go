@@ -1,0 +1,97 @@
+package mssqlbridge_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/tdsbridge/tdsbridge/mssqlbridge"
+	"github.com/tdsbridge/tdsbridge/prelogin"
+	"github.com/tdsbridge/tdsbridge/tdstest"
+)
+
+// The one-line switch: sql.Open("tdsbridge", dsn) in place of sql.Open("sqlserver", dsn), with
+// the same DSN. (The server here is the embedded test server; use your own DSN.)
+func Example() {
+	srv, err := tdstest.NewServer(tdstest.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	dsn := srv.DSN("encrypt=true", "certificate="+srv.CAFile())
+
+	db, err := sql.Open(mssqlbridge.DriverName, dsn) // was: sql.Open("sqlserver", dsn)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT 1").Scan(&n); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(n)
+	// Output: 1
+}
+
+// NewConnector replaces mssql.NewConnector; the result is a *mssql.Connector whose fields
+// (SessionInitSQL, ...) can be set as usual.
+func ExampleNewConnector() {
+	srv, err := tdstest.NewServer(tdstest.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	c, err := mssqlbridge.NewConnector(srv.DSN("encrypt=true", "certificate="+srv.CAFile()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	var s string
+	if err := db.QueryRowContext(context.Background(), "SELECT REPLICATE(CAST(N'ab' AS nvarchar(max)), 3)").Scan(&s); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(s)
+	// Output: ababab
+}
+
+// WithTLSConfig hands the connector a tls.Config of your own; the DSN still decides whether to
+// encrypt.
+func ExampleWithTLSConfig() {
+	srv, err := tdstest.NewServer(tdstest.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	c, err := mssqlbridge.NewConnector(srv.DSN("encrypt=true"), mssqlbridge.WithTLSConfig(srv.TLSConfig()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	fmt.Println(db.Ping())
+	// Output: <nil>
+}
+
+// A server that does not support encryption is refused when the DSN says encrypt=true, before
+// any login data is sent.
+func Example_refusal() {
+	srv, err := tdstest.NewServer(tdstest.Config{Encryption: prelogin.EncryptNotSup})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	db, err := sql.Open(mssqlbridge.DriverName, srv.DSN("encrypt=true"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Ping()
+	fmt.Println(errors.Is(err, mssqlbridge.ErrServerNoEncryption))
+	// Output: true
+}
