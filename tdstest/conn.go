@@ -484,6 +484,7 @@ func (c *conn) request() (connState, error) {
 	reset := status&(tds.StatusResetConnection|tds.StatusResetConnectionSkipTran) != 0
 	switch typ {
 	case tds.TypeAttention:
+		c.logf("attention: answering DONE with the attention bit")
 		return stateReady, c.writeTokens(appendDone(c.scratch[:0], doneAttn, 0, 0))
 	case tds.TypeSQLBatch:
 		text, err := batchText(payload)

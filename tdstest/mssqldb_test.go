@@ -3,6 +3,7 @@ package tdstest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -46,8 +47,6 @@ func logTo(t *testing.T) func(string, ...any) {
 	return func(format string, args ...any) { t.Logf(format, args...) }
 }
 
-var _ = mssql.Error{}
-
 func TestGoMSSQLDB(t *testing.T) {
 	tests := map[string]struct {
 		cfg    Config
@@ -79,5 +78,89 @@ func TestGoMSSQLDB(t *testing.T) {
 			checkQueries(t, db)
 			_ = db.Close()
 		})
+	}
+}
+
+func TestGoMSSQLDBValues(t *testing.T) {
+	s, _ := startServer(t, Config{})
+	db := openMSSQL(t, s.DSN("encrypt=true", "certificate="+s.CAFile(), "hostnameincertificate=localhost", "packet size=16384"))
+	ctx := context.Background()
+	// 4 MB nvarchar(max): 2 Mi characters, streamed by the server.
+	var big string
+	if err := db.QueryRowContext(ctx, "SELECT REPLICATE(CAST(N'é' AS nvarchar(max)), 2097152)").Scan(&big); err != nil {
+		t.Fatal(err)
+	}
+	if big != strings.Repeat("é", 2097152) {
+		t.Fatalf("4 MB nvarchar(max): %d bytes", len(big))
+	}
+	var bin []byte
+	if err := db.QueryRowContext(ctx, "SELECT CAST(REPLICATE(CAST('tds' AS varchar(max)), 349525) AS varbinary(max))").Scan(&bin); err != nil {
+		t.Fatal(err)
+	}
+	if string(bin) != strings.Repeat("tds", 349525) {
+		t.Fatalf("varbinary(max): %d bytes", len(bin))
+	}
+	var empty string
+	if err := db.QueryRowContext(ctx, "SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 0)").Scan(&empty); err != nil || empty != "" {
+		t.Fatalf("empty nvarchar(max): %q, %v", empty, err)
+	}
+	var spid int
+	var version, name string
+	if err := db.QueryRowContext(ctx, "SELECT @@SPID, @@VERSION AS v, N'tdstest' AS name").Scan(&spid, &version, &name); err != nil {
+		t.Fatal(err)
+	}
+	if spid < firstSPID || !strings.Contains(version, "tdstest") || name != "tdstest" {
+		t.Fatalf("spid %d version %q name %q", spid, version, name)
+	}
+	if _, err := db.ExecContext(ctx, "SET NOCOUNT ON; USE tempdb; BEGIN TRAN; COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := db.ExecContext(ctx, "DROP TABLE t")
+	var me mssql.Error
+	if !errors.As(err, &me) || me.Number != 50000 || !strings.Contains(me.Message, "DROP TABLE t") {
+		t.Fatalf("unsupported statement: %v", err)
+	}
+	// Parameters make go-mssqldb use RPC, which the server refuses with a clear error.
+	var one int
+	err = db.QueryRowContext(ctx, "SELECT @p1", 1).Scan(&one)
+	if !errors.As(err, &me) || !strings.Contains(me.Message, "RPC") {
+		t.Fatalf("RPC: %v", err)
+	}
+}
+
+// TestGoMSSQLDBWrongPassword: login failed (18456) reaches go-mssqldb as an mssql.Error.
+func TestGoMSSQLDBWrongPassword(t *testing.T) {
+	s, _ := startServer(t, Config{Password: "right"})
+	u := s.DSN("encrypt=true", "certificate="+s.CAFile(), "hostnameincertificate=localhost")
+	u = strings.Replace(u, ":right@", ":wrong@", 1)
+	db := openMSSQL(t, u)
+	err := db.Ping()
+	var me mssql.Error
+	if !errors.As(err, &me) || me.Number != 18456 {
+		t.Fatalf("err = %v, want 18456", err)
+	}
+}
+
+// TestGoMSSQLDBCancel: cancelling a query in the middle of a 4 MB result makes go-mssqldb send
+// ATTENTION; the server answers with DONE(attention) and the connection stays usable.
+func TestGoMSSQLDBCancel(t *testing.T) {
+	s, log := startServer(t, Config{})
+	db := openMSSQL(t, s.DSN("encrypt=true", "certificate="+s.CAFile(), "hostnameincertificate=localhost"))
+	db.SetMaxOpenConns(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	rows, err := db.QueryContext(ctx, "SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 2097152)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	for rows.Next() {
+	}
+	_ = rows.Close()
+	var one int
+	if err := db.QueryRowContext(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("SELECT 1 after cancel: %d, %v", one, err)
+	}
+	if !strings.Contains(log.String(), "attention: answering DONE") {
+		t.Error("the server saw no ATTENTION")
 	}
 }
