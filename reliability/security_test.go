@@ -1,0 +1,397 @@
+package reliability
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"database/sql"
+	"errors"
+	"testing"
+	"time"
+
+	_ "github.com/microsoft/go-mssqldb" // the native "sqlserver" driver, for parity checks
+
+	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/mssqlbridge"
+	"github.com/tdsbridge/tdsbridge/prelogin"
+	"github.com/tdsbridge/tdsbridge/tds"
+	"github.com/tdsbridge/tdsbridge/tdstest"
+)
+
+// rewriteReply returns a Tamper that sets the ENCRYPTION option of the server's first message
+// (the PRELOGIN reply, in clear) to e: a man in the middle stripping encryption.
+func rewriteReply(t *testing.T, e prelogin.Encryption) Tamper {
+	return func(dir Direction, u *Unit) Verdict {
+		if dir == ServerToClient && u.Index == 0 && u.Kind == UnitTDS {
+			if _, err := prelogin.SetEncryption(u.Bytes[tds.HeaderSize:], e); err != nil {
+				t.Errorf("proxy: cannot patch the PRELOGIN reply: %v", err)
+			}
+		}
+		return Verdict{Send: u.Bytes}
+	}
+}
+
+// impersonate returns a Tamper for strict (TDS 8.0) connections: it answers the client's first
+// unit (the TLS ClientHello) itself with a plaintext PRELOGIN reply carrying e, as a server
+// without TDS 8.0 (or an attacker posing as one) would, and drops the ClientHello.
+func impersonate(e prelogin.Encryption) Tamper {
+	return func(dir Direction, u *Unit) Verdict {
+		if dir == ClientToServer && u.Index == 0 {
+			return Verdict{Back: PreloginReply(e)}
+		}
+		return Verdict{Send: u.Bytes}
+	}
+}
+
+// assertNoLoginInClear fails the test if the client's recorded bytes hold a LOGIN7 packet
+// outside TLS or the password in either form.
+func assertNoLoginInClear(t *testing.T, s *Session, password string) {
+	t.Helper()
+	if types := s.ClearTDSTypes(ClientToServer); bytes.IndexByte(types, byte(tds.TypeLogin7)) >= 0 {
+		t.Errorf("a LOGIN7 packet crossed in the clear (client packet types in clear: % x)", types)
+	}
+	if ContainsPassword(s.Sent(ClientToServer), password) {
+		t.Errorf("the password crossed in the clear (plain UTF-16LE or obfuscated)")
+	}
+}
+
+// waitSessions waits until every session of p has ended, so that the recording is complete.
+func waitSessions(t *testing.T, p *Proxy) []*Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	defer cancel()
+	ss := p.Sessions()
+	for _, s := range ss {
+		if err := s.Wait(ctx); err != nil {
+			t.Fatalf("proxy session still running: %v", err)
+		}
+	}
+	return ss
+}
+
+// TestDowngradeRefused: encrypt=true and encrypt=strict against a man in the middle that strips
+// encryption are refused with ErrServerNoEncryption (or a TLS error in strict mode), and the
+// recording proves that no LOGIN7 packet and no password byte crossed in the clear. The
+// control case (encrypt=false, which accepts no encryption by design) shows that the recorder
+// does see a password that crosses in the clear.
+func TestDowngradeRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		server   tdstest.Config
+		encrypt  string
+		tamper   func(t *testing.T) Tamper
+		is       []error
+		msgs     []string
+		control  bool // the client accepts the downgrade: the recording must show the password
+		serverNS bool // the server itself replies NOT_SUP (tdstest Faults.ReplyNotSup)
+	}{
+		{
+			name: "encrypt-true-proxy-NOT_SUP", encrypt: "true",
+			tamper: func(t *testing.T) Tamper { return rewriteReply(t, prelogin.EncryptNotSup) },
+			is:     []error{mssqlbridge.ErrServerNoEncryption, prelogin.ErrEncryptionNotSupported},
+			msgs:   []string{"does not support encryption"},
+		},
+		{
+			name: "encrypt-true-proxy-OFF", encrypt: "true",
+			tamper: func(t *testing.T) Tamper { return rewriteReply(t, prelogin.EncryptOff) },
+			is:     []error{mssqlbridge.ErrServerNoEncryption},
+		},
+		{
+			name: "encrypt-true-server-NOT_SUP", encrypt: "true",
+			server: tdstest.Config{Faults: tdstest.Faults{ReplyNotSup: true}},
+			is:     []error{mssqlbridge.ErrServerNoEncryption},
+		},
+		{
+			name: "strict-proxy-NOT_SUP", encrypt: "strict", server: tdstest.Config{Strict: true},
+			tamper: func(*testing.T) Tamper { return impersonate(prelogin.EncryptNotSup) },
+			msgs:   []string{"tls: first record does not look like a TLS handshake"},
+		},
+		{
+			name: "strict-proxy-OFF", encrypt: "strict", server: tdstest.Config{Strict: true},
+			tamper: func(*testing.T) Tamper { return impersonate(prelogin.EncryptOff) },
+			msgs:   []string{"tls: first record does not look like a TLS handshake"},
+		},
+		{
+			name: "control-encrypt-false-proxy-NOT_SUP", encrypt: "false",
+			tamper:  func(t *testing.T) Tamper { return rewriteReply(t, prelogin.EncryptNotSup) },
+			control: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := startTDS(t, tt.server)
+			var tamper Tamper
+			if tt.tamper != nil {
+				tamper = tt.tamper(t)
+			}
+			p := proxy(t, s.Addr, tamper)
+			db := openBridged(t, s.DSN("encrypt="+tt.encrypt, "certificate="+s.CAFile()), mssqlbridge.WithDialer(p))
+			err := within(t, "ping", func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+				defer cancel()
+				return connectAndQuery(ctx, db, "SELECT 1")
+			})
+			_ = db.Close()
+			ss := waitSessions(t, p)
+			if len(ss) == 0 {
+				t.Fatal("no connection went through the proxy")
+			}
+			pw := s.Config.Password
+			if pw == "" {
+				pw = tdstest.DefaultPassword
+			}
+			if tt.control {
+				// The client goes on in clear; the server, which expects TLS, hangs up after
+				// the LOGIN7 packet: only the recording matters here.
+				t.Logf("control: %v", err)
+				if !ContainsPassword(ss[0].Sent(ClientToServer), pw) ||
+					bytes.IndexByte(ss[0].ClearTDSTypes(ClientToServer), byte(tds.TypeLogin7)) < 0 {
+					t.Fatal("control: the recording does not show the LOGIN7 packet and password sent in clear")
+				}
+				return
+			}
+			t.Logf("error: %v", err)
+			checkErr(t, err, tt.is, tt.msgs...)
+			for _, sess := range ss {
+				assertNoLoginInClear(t, sess, pw)
+			}
+		})
+	}
+}
+
+// TestLoginNeverInClear: in login-only, full and strict modes the recorded client bytes hold
+// neither a LOGIN7 packet in clear nor the password; login-only mode must still send the
+// queries in clear (which proves the mode really was login-only), full mode must not.
+func TestLoginNeverInClear(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		server    tdstest.Config
+		encrypt   string
+		wantClear bool // SQL batches cross in clear (login-only)
+	}{
+		{"login-only", tdstest.Config{EncryptionOff: true}, "false", true},
+		{"full", tdstest.Config{}, "true", false},
+		{"full-server-requires", tdstest.Config{}, "false", false},
+		{"strict", tdstest.Config{Strict: true}, "strict", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := startTDS(t, tt.server)
+			p := proxy(t, s.Addr, nil)
+			db := openBridged(t, s.DSN("encrypt="+tt.encrypt, "certificate="+s.CAFile()), mssqlbridge.WithDialer(p))
+			err := within(t, "query", func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+				defer cancel()
+				return connectAndQuery(ctx, db, "SELECT 1")
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = db.Close()
+			ss := waitSessions(t, p)
+			if len(ss) != 1 {
+				t.Fatalf("%d connections through the proxy, want 1", len(ss))
+			}
+			assertNoLoginInClear(t, ss[0], tdstest.DefaultPassword)
+			clear := ss[0].ClearTDSTypes(ClientToServer)
+			tlsUnits := 0
+			for _, u := range ss[0].Units(ClientToServer) {
+				if u.Kind == UnitTLS {
+					tlsUnits++
+				}
+			}
+			t.Logf("client packet types in clear: % x; TLS records: %d", clear, tlsUnits)
+			if tlsUnits == 0 {
+				t.Error("no TLS record from the client: the LOGIN7 did not travel in TLS")
+			}
+			if got := bytes.IndexByte(clear, byte(tds.TypeSQLBatch)) >= 0; got != tt.wantClear {
+				t.Errorf("SQL batch in clear: %v, want %v", got, tt.wantClear)
+			}
+		})
+	}
+}
+
+// TestInjectionAfterHandshake: bytes a man in the middle inserts into the server's stream after
+// the handshake end the connection with a TLS error; none of them reaches the reader, and the
+// records before them do.
+func TestInjectionAfterHandshake(t *testing.T) {
+	t.Parallel()
+	fakeDone := Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0)
+	fakeRecord := append([]byte{0x17, 0x03, 0x03, 0x00, 0x40}, bytes.Repeat([]byte{0xAA}, 0x40)...)
+	const records = 10
+	tests := []struct {
+		name   string
+		inject []byte
+		before int // inject before the server's record number before (counting from 0)
+		msgs   []string
+	}{
+		{"plaintext-tds-first", fakeDone, 0, []string{"tls: "}},
+		{"plaintext-tds-later", fakeDone, 5, []string{"tls: "}},
+		{"forged-record-first", fakeRecord, 0, []string{"bad record MAC"}},
+		{"forged-record-later", fakeRecord, 5, []string{"bad record MAC"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := bridgeRecords(t, records, false)
+			seen := 0
+			p := proxy(t, s.Addr, func(dir Direction, u *Unit) Verdict {
+				if dir == ServerToClient && u.Kind == UnitTLS {
+					seen++
+					if seen == tt.before+1 {
+						return Verdict{Send: append(append([]byte(nil), tt.inject...), u.Bytes...)}
+					}
+				}
+				return Verdict{Send: u.Bytes}
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+			defer cancel()
+			c, err := dialBridge(ctx, p.Addr, clientTLS(t), bridge.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.b.Close()
+			_ = c.b.SetDeadline(time.Now().Add(hangBound))
+			data, err, again := readAll(c.r)
+			t.Logf("%d bytes, then error: %v", len(data), err)
+			checkErr(t, err, nil, tt.msgs...)
+			var want []byte
+			for i := range tt.before {
+				want = append(want, recordData(i)...)
+			}
+			if !bytes.Equal(data, want) {
+				t.Errorf("got %d bytes, want exactly the %d bytes before the injection", len(data), len(want))
+			}
+			if bytes.Contains(data, tt.inject[5:]) {
+				t.Error("injected bytes reached the reader")
+			}
+			if again == nil {
+				t.Error("Read after the TLS error succeeded")
+			}
+		})
+	}
+}
+
+// TestInjectionDriver: plaintext TDS inserted by a proxy right after the TLS handshake (a fake
+// login response) fails the bridged go-mssqldb connection with a TLS error: the driver never
+// logs in on forged data.
+func TestInjectionDriver(t *testing.T) {
+	t.Parallel()
+	s := startTDS(t, tdstest.Config{})
+	fake := Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0)
+	injected := false
+	p := proxy(t, s.Addr, func(dir Direction, u *Unit) Verdict {
+		if dir == ServerToClient && u.Kind == UnitTLS && !injected {
+			injected = true
+			return Verdict{Send: append(append([]byte(nil), fake...), u.Bytes...)}
+		}
+		return Verdict{Send: u.Bytes}
+	})
+	db := openBridged(t, s.DSN("encrypt=true", "certificate="+s.CAFile()), mssqlbridge.WithDialer(p))
+	err := within(t, "ping", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+		defer cancel()
+		return connectAndQuery(ctx, db, "SELECT 1")
+	})
+	t.Logf("error: %v", err)
+	checkErr(t, err, nil, "tls: ")
+}
+
+// TestCertificateChecks: the certificate is verified unless the DSN or the caller's tls.Config
+// relaxes it in a documented way, and the bridged connector agrees with go-mssqldb's own TLS
+// on every DSN. tdstest's certificate is self-signed, so verification against the system roots
+// fails.
+func TestCertificateChecks(t *testing.T) {
+	t.Parallel()
+	s := startTDS(t, tdstest.Config{})
+	strict := startTDS(t, tdstest.Config{Strict: true})
+	other := startTDS(t, tdstest.Config{}) // a different self-signed certificate
+	const (
+		ok = iota
+		unknownAuthority
+		badHost
+	)
+	tests := []struct {
+		name   string
+		srv    *tdstest.Server
+		params []string
+		opt    *tls.Config // WithTLSConfig
+		want   int
+		native bool // compare with go-mssqldb's own TLS (DSN cases)
+	}{
+		{"encrypt-true", s, []string{"encrypt=true"}, nil, unknownAuthority, true},
+		{"encrypt-true-trust-false", s, []string{"encrypt=true", "TrustServerCertificate=false"}, nil, unknownAuthority, true},
+		{"encrypt-false-server-requires", s, []string{"encrypt=false"}, nil, unknownAuthority, true},
+		{"encrypt-true-hostname", s, []string{"encrypt=true", "hostNameInCertificate=localhost"}, nil, unknownAuthority, true},
+		{"encrypt-true-other-ca-file", s, []string{"encrypt=true", "certificate=" + other.CAFile()}, nil, unknownAuthority, true},
+		{"encrypt-true-ca-file-wrong-host", s, []string{"encrypt=true", "certificate=" + s.CAFile(), "hostNameInCertificate=db.example.com"}, nil, badHost, true},
+		{"encrypt-true-ca-file", s, []string{"encrypt=true", "certificate=" + s.CAFile()}, nil, ok, true},
+		{"encrypt-true-trust", s, []string{"encrypt=true", "TrustServerCertificate=true"}, nil, ok, true},
+		// go-mssqldb's default without an encrypt parameter trusts any certificate (its
+		// msdsn sets TrustServerCertificate when encrypt is absent); the connector keeps it.
+		{"no-encrypt-parameter", s, nil, nil, ok, true},
+		{"strict", strict, []string{"encrypt=strict"}, nil, unknownAuthority, true},
+		// go-mssqldb ignores TrustServerCertificate in strict mode: still verified.
+		{"strict-trust-ignored", strict, []string{"encrypt=strict", "TrustServerCertificate=true"}, nil, unknownAuthority, true},
+		{"strict-ca-file", strict, []string{"encrypt=strict", "certificate=" + strict.CAFile()}, nil, ok, true},
+		{"tlsconfig-empty", s, []string{"encrypt=true"}, &tls.Config{}, unknownAuthority, false},
+		// The caller's tls.Config replaces the DSN's TLS settings, TrustServerCertificate too.
+		{"tlsconfig-empty-over-dsn-trust", s, []string{"encrypt=true", "TrustServerCertificate=true"}, &tls.Config{}, unknownAuthority, false},
+		{"tlsconfig-roots", s, []string{"encrypt=true"}, s.TLSConfig(), ok, false},
+		{"tlsconfig-roots-wrong-name", s, []string{"encrypt=true"}, &tls.Config{RootCAs: s.CertPool(), ServerName: "db.example.com"}, badHost, false},
+		{"tlsconfig-insecure", s, []string{"encrypt=true"}, &tls.Config{InsecureSkipVerify: true}, ok, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dsn := tt.srv.DSN(tt.params...)
+			var opts []mssqlbridge.Option
+			if tt.opt != nil {
+				opts = append(opts, mssqlbridge.WithTLSConfig(tt.opt))
+			}
+			db := openBridged(t, dsn, opts...)
+			err := within(t, "ping", func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+				defer cancel()
+				return db.PingContext(ctx)
+			})
+			switch tt.want {
+			case ok:
+				if err != nil {
+					t.Fatalf("want success, got %v", err)
+				}
+			case unknownAuthority:
+				var ua x509.UnknownAuthorityError
+				checkErr(t, err, []error{mssqlbridge.ErrCertificate}, "certificate")
+				if !errors.As(err, &ua) {
+					t.Errorf("error %q: want an x509.UnknownAuthorityError", err)
+				}
+			case badHost:
+				var he x509.HostnameError
+				checkErr(t, err, []error{mssqlbridge.ErrCertificate}, "db.example.com")
+				if !errors.As(err, &he) {
+					t.Errorf("error %q: want an x509.HostnameError", err)
+				}
+			}
+			if !tt.native {
+				return
+			}
+			ndb, nerr := sql.Open("sqlserver", dsn)
+			if nerr != nil {
+				t.Fatal(nerr)
+			}
+			defer ndb.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+			defer cancel()
+			nerr = ndb.PingContext(ctx)
+			if (nerr == nil) != (err == nil) {
+				t.Errorf("go-mssqldb's own TLS disagrees: native %v, bridged %v", nerr, err)
+			}
+		})
+	}
+}
