@@ -18,6 +18,11 @@ const DriverName = "tdsbridge"
 
 const encryptionStrict = msdsn.EncryptionStrict
 
+// startSystemRootsEarly makes NewConnector start loading the system roots in the background.
+// Only the first-connection measurement (firstconn_test.go) turns it off, to measure the
+// on-demand path: the first handshake then loads the pool itself.
+var startSystemRootsEarly = true
+
 // settings is what a connector's connections share. Immutable after newSettings.
 type settings struct {
 	encryption msdsn.Encryption // what the user asked for (the driver's own is disabled)
@@ -125,7 +130,7 @@ func newSettings(cfg msdsn.Config, certFile string, o options) (*settings, error
 	}
 	verifies := !s.tlsBase.InsecureSkipVerify && s.tlsBase.RootCAs == nil
 	s.system = verifies && (s.file == nil || s.hostInCertHasColon())
-	if s.system {
+	if s.system && startSystemRootsEarly {
 		systemRoots.start()
 	}
 	return s, nil
