@@ -149,3 +149,43 @@ func TestNegotiationCells(t *testing.T) {
 		})
 	}
 }
+
+// TestStrictLoginVersion: in strict mode the first LOGIN7 packet's TDS version 7.4 becomes
+// 8.0, as go-mssqldb's own strict mode sends it; the driver's buffer is not modified, and
+// other packets pass unchanged.
+func TestStrictLoginVersion(t *testing.T) {
+	pki := newTestPKI(t)
+	srv := newFakeServer(t, pki, prelogin.EncryptOn, true)
+	c, err := dialTest(t, testSettings(t, pki, msdsn.EncryptionStrict), srv.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(clientPrelogin()); err != nil {
+		t.Fatal(err)
+	}
+	rd := tds.NewReader(c, tds.ReaderConfig{})
+	if _, _, err := rd.ReadMessage(); err != nil {
+		t.Fatal(err)
+	}
+	login := packet(tds.TypeLogin7, []byte{
+		0x40, 0x00, 0x00, 0x00, // Length
+		0x04, 0x00, 0x00, 0x74, // TDSVersion 7.4, little-endian
+		0x00, 0x10, 0x00, 0x00, // PacketSize
+	})
+	sent := bytes.Clone(login)
+	if _, err := c.Write(login); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(login, sent) {
+		t.Fatal("Write modified the caller's buffer")
+	}
+	_, body, err := rd.ReadPacket()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []byte{0x00, 0x00, 0x00, 0x08}; !bytes.Equal(body[4:8], want) {
+		t.Fatalf("TDS version sent: % x, want % x", body[4:8], want)
+	}
+	roundTrip(t, c, tds.TypeSQLBatch, []byte{0x04, 0x00, 0x00, 0x74, 0x04, 0x00, 0x00, 0x74})
+}

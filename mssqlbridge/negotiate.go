@@ -64,11 +64,8 @@ func (c *conn) negotiate(p []byte) (err error) {
 	c.rdl.exit()
 	if !stop() {
 		// ctx ended: the socket's deadline is now in the past, so fail even if the exchange
-		// completed in the meantime.
-		if err == nil {
-			err = ctx.Err()
-		}
-		return fmt.Errorf("mssqlbridge: PRELOGIN exchange interrupted: %w", errors.Join(ctx.Err(), err))
+		// completed in the meantime. The exchange's own error is only the consequence.
+		return fmt.Errorf("mssqlbridge: PRELOGIN exchange interrupted: %w", ctx.Err())
 	}
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package mssqlbridge
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"testing"
@@ -111,7 +112,7 @@ func BenchmarkSetDeadline(b *testing.B) {
 			_ = raw.SetDeadline(time.Now().Add(time.Minute))
 		}
 	})
-	c := newConn(nil, raw, &settings{}, "localhost")
+	c := newConn(context.Background(), raw, &settings{}, "localhost")
 	b.Run("stored", func(b *testing.B) {
 		for b.Loop() {
 			_ = c.SetDeadline(time.Now().Add(time.Minute))

@@ -222,3 +222,39 @@ func TestCancelMidQuery(t *testing.T) {
 		})
 	}
 }
+
+// TestServerFaults: a server that misbehaves during PRELOGIN gets a clear error, not a hang.
+func TestServerFaults(t *testing.T) {
+	cases := []struct {
+		name    string
+		faults  tdstest.Faults
+		encrypt string
+		wantErr error
+	}{
+		{"reply of the wrong packet type", tdstest.Faults{At: tdstest.PhasePrelogin, Action: tdstest.ActionWrongType}, "true", ErrMalformedReply},
+		{"reply with a bad length", tdstest.Faults{At: tdstest.PhasePrelogin, Action: tdstest.ActionBadLength}, "true", ErrMalformedReply},
+		{"downgrade to NOT_SUP", tdstest.Faults{ReplyNotSup: true}, "true", ErrServerNoEncryption},
+		{"no reply: the context ends the exchange", tdstest.Faults{At: tdstest.PhasePrelogin, Action: tdstest.ActionStall}, "true", context.DeadlineExceeded},
+		{"no reply, plaintext", tdstest.Faults{At: tdstest.PhasePrelogin, Action: tdstest.ActionStall}, "disable", context.DeadlineExceeded},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := startServer(t, tdstest.Config{Faults: tc.faults})
+			c, err := NewConnector(srv.DSN("encrypt="+tc.encrypt, "certificate="+srv.CAFile()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			conn, err := c.Connect(ctx)
+			if err == nil {
+				_ = conn.Close()
+				t.Fatal("connection succeeded")
+			}
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("got %v, want %v", err, tc.wantErr)
+			}
+			t.Log(err)
+		})
+	}
+}
