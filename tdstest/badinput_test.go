@@ -285,9 +285,22 @@ func TestConfigValidate(t *testing.T) {
 		"record size":        {RecordSize: 16385},
 		"negative record":    {RecordSize: -1},
 		"cert":               {Cert: CertKind(7)},
+		"addr not loopback":  {Addr: "0.0.0.0:0"},
+		"addr name":          {Addr: "localhost:0"},
+		"addr without port":  {Addr: "127.0.0.1"},
 	} {
 		if _, err := NewServer(cfg); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+func TestConfigAddr(t *testing.T) {
+	s, _ := startServer(t, Config{Addr: "127.0.0.1:0"})
+	if !strings.HasPrefix(s.Addr, "127.0.0.1:") || strings.HasSuffix(s.Addr, ":0") {
+		t.Fatalf("Addr %q", s.Addr)
+	}
+	if err := queryWithDeadline(t, s.DSN("encrypt=true", "certificate="+s.CAFile(), "hostnameincertificate=localhost")); err != nil {
+		t.Fatal(err)
 	}
 }

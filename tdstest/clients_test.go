@@ -95,7 +95,7 @@ func runTool(t *testing.T, cmd *exec.Cmd) string {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%s: %v\nstdout: %.2000s\nstderr: %.4000s", cmd.Path, err, stdout.String(), stderr.String())
 	}
-	if stderr.Len() > 0 {
+	if strings.TrimSpace(stderr.String()) != "" {
 		t.Logf("%s stderr: %.2000s", filepath.Base(cmd.Path), stderr.String())
 	}
 	return stdout.String()
@@ -123,21 +123,26 @@ func TestFreeTDS(t *testing.T) {
 		name       string
 		cfg        Config
 		encryption string
+		blockSize  int
 		mode       string
+		wantSize   int
 	}{
-		{"require, server ON", Config{}, "require", modeFull},
-		{"request, server ON", Config{}, "request", modeFull},
-		{"request, server OFF", Config{EncryptionOff: true}, "request", modeLoginOnly},
-		{"require, large chain", Config{Cert: CertLargeChain}, "require", modeFull},
-		{"off, server NOT_SUP", Config{Encryption: 0x02}, "off", modeNone},
+		{"require, server ON", Config{}, "require", 4096, modeFull, 4096},
+		{"require, 16384", Config{}, "require", 16384, modeFull, 16383},
+		{"request, server ON", Config{}, "request", 4096, modeFull, 4096},
+		{"request, server OFF", Config{EncryptionOff: true}, "request", 4096, modeLoginOnly, 4096},
+		{"request, server OFF, 16384", Config{EncryptionOff: true}, "request", 16384, modeLoginOnly, 16384},
+		{"require, large chain", Config{Cert: CertLargeChain}, "require", 4096, modeFull, 4096},
+		{"off, server NOT_SUP", Config{Encryption: 0x02}, "off", 4096, modeNone, 4096},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // external processes: overlap their start-up
 			s, log := startServer(t, tc.cfg)
 			dir := t.TempDir()
 			conf := filepath.Join(dir, "freetds.conf")
-			text := fmt.Sprintf("[tdstest]\n\thost = 127.0.0.1\n\tport = %d\n\ttds version = 7.4\n\tencryption = %s\n\tca file = %s\n",
-				port(t, s), tc.encryption, s.CAFile())
+			text := fmt.Sprintf("[tdstest]\n\thost = 127.0.0.1\n\tport = %d\n\ttds version = 7.4\n\tencryption = %s\n\tca file = %s\n\tinitial block size = %d\n",
+				port(t, s), tc.encryption, s.CAFile(), tc.blockSize)
 			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +164,7 @@ func TestFreeTDS(t *testing.T) {
 			if !gotOne || !gotBig {
 				t.Fatalf("tsql output: SELECT 1 seen %v, %d x seen %v\n%.500s", gotOne, bigLen, gotBig, out)
 			}
-			log.wantMode(t, tc.mode, 4096)
+			log.wantMode(t, tc.mode, tc.wantSize)
 		})
 	}
 }
@@ -213,10 +218,13 @@ func TestTedious(t *testing.T) {
 		{"encrypt, 16384", Config{}, true, 16384, modeFull, 16383},
 		{"encrypt, 16384, large chain", Config{Cert: CertLargeChain}, true, 16384, modeFull, 16383},
 		{"no encryption, 4096", Config{EncryptionOff: true}, false, 4096, modeNone, 4096},
+		{"no encryption, 16384", Config{Encryption: 0x02}, false, 16384, modeNone, 16384},
 		{"strict, 4096", Config{Strict: true}, "strict", 4096, modeStrict, 4096},
+		{"strict, 16384", Config{Strict: true}, "strict", 16384, modeStrict, 16383},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // external processes: overlap their start-up
 			s, log := startServer(t, tc.cfg)
 			arg, _ := json.Marshal(map[string]any{
 				"host": "127.0.0.1", "port": port(t, s), "user": s.Config.user(), "password": s.Config.password(),
@@ -264,12 +272,15 @@ func TestPytds(t *testing.T) {
 		mode      string
 	}{
 		{"full, 4096", Config{}, true, false, 4096, modeFull},
+		{"full, 16384", Config{}, true, false, 16384, modeFull},
 		{"login-only, 4096", Config{EncryptionOff: true}, true, true, 4096, modeLoginOnly},
+		{"login-only, 16384", Config{EncryptionOff: true}, true, true, 16384, modeLoginOnly},
 		{"login-only asked, server ON", Config{}, true, true, 4096, modeFull},
 		{"no TLS", Config{EncryptionOff: true}, false, false, 4096, modeNone},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // external processes: overlap their start-up
 			s, log := startServer(t, tc.cfg)
 			var ca any
 			if tc.tls {

@@ -2,6 +2,7 @@ package tdstest
 
 import (
 	"fmt"
+	"net"
 
 	"github.com/tdsbridge/tdsbridge/prelogin"
 )
@@ -42,6 +43,9 @@ type Config struct {
 	// of plaintext, regardless of TDS packet boundaries; the last record of each message carries
 	// the remainder. 0 means one record per TDS packet, like SQL Server. At most 16384.
 	RecordSize int
+	// Addr is the address to listen on, "host:port" with a loopback IP host; empty means
+	// "127.0.0.1:0" (a free port). The server never listens beyond loopback.
+	Addr string
 	// Faults injects faults; the zero value injects none.
 	Faults Faults
 	// Logf receives the server's log: one line per connection event and every error. nil
@@ -90,6 +94,15 @@ func (c *Config) validate() error {
 	}
 	if c.RecordSize < 0 || c.RecordSize > maxRecordSize {
 		return fmt.Errorf("tdstest: Config.RecordSize %d: want 0..%d", c.RecordSize, maxRecordSize)
+	}
+	if c.Addr != "" {
+		host, _, err := net.SplitHostPort(c.Addr)
+		if err != nil {
+			return fmt.Errorf("tdstest: Config.Addr %q: %w", c.Addr, err)
+		}
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			return fmt.Errorf("tdstest: Config.Addr %q: want a loopback IP address", c.Addr)
+		}
 	}
 	if c.Cert > CertLargeChain {
 		return fmt.Errorf("tdstest: Config.Cert: unknown %v", c.Cert)

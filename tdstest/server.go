@@ -54,14 +54,18 @@ func NewServer(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// NewUnstartedServer returns a Server that listens on 127.0.0.1 on a free port but does not
-// accept connections until Start. The caller may adjust s.Config, then must call Start, or Close
+// NewUnstartedServer returns a Server that listens on Config.Addr (default 127.0.0.1 on a free
+// port) but does not accept connections until Start. The caller may adjust s.Config, then must call Start, or Close
 // to release the port.
 func NewUnstartedServer(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := cfg.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("tdstest: listen: %w", err)
 	}
