@@ -241,8 +241,12 @@ func (c *conn) patchLogin(p []byte) []byte {
 // login-only mode a Read past the PRELOGIN reply before the LOGIN7 packet is sent, waits for
 // it. p may be any size; a Read returns as soon as some bytes are available.
 func (c *conn) Read(p []byte) (int, error) {
-	if err := c.await(c.ready); err != nil {
-		return 0, err
+	// Fast path, once the conn serves reads: no channel operations.
+	settled := func(s state) bool { return s == stateFull || s == statePlain }
+	if !settled(c.state()) {
+		if err := c.await(c.ready); err != nil {
+			return 0, err
+		}
 	}
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
@@ -254,8 +258,10 @@ func (c *conn) Read(p []byte) (int, error) {
 		c.pending = c.pending[n:]
 		return n, nil
 	}
-	if err := c.await(c.plain); err != nil {
-		return 0, err
+	if s := c.state(); !settled(s) {
+		if err := c.await(c.plain); err != nil {
+			return 0, err
+		}
 	}
 	n, err := c.ra.Read(p)
 	if err != nil && c.state() == stateClosed {
