@@ -129,3 +129,33 @@ func FuzzParseBatch(f *testing.F) {
 		}
 	})
 }
+
+func TestBatchText(t *testing.T) {
+	text, err := batchText(batchMessage("SELECT 1"))
+	if err != nil || text != "SELECT 1" {
+		t.Fatalf("batchText = %q, %v", text, err)
+	}
+	for name, p := range map[string][]byte{
+		"short":           {1, 0},
+		"total too big":   {0xFF, 0, 0, 0},
+		"total too small": {2, 0, 0, 0, 'x', 0},
+		"header short":    {8, 0, 0, 0, 1, 2, 3, 4},
+		"header length":   {10, 0, 0, 0, 9, 0, 0, 0, 2, 0},
+		"odd text":        {4, 0, 0, 0, 'x'},
+	} {
+		if _, err := batchText(p); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func FuzzBatchText(f *testing.F) {
+	f.Add(batchMessage("SELECT 1"))
+	f.Add([]byte{4, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		text, err := batchText(p)
+		if err == nil && len(text) > 3*len(p) {
+			t.Fatalf("text of %d bytes from %d", len(text), len(p))
+		}
+	})
+}
