@@ -32,9 +32,11 @@ func checkQueries(t *testing.T, db *sql.DB) {
 	}
 }
 
+func openDB(dsn string) (*sql.DB, error) { return sql.Open("sqlserver", dsn) }
+
 func openMSSQL(t *testing.T, dsn string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlserver", dsn)
+	db, err := openDB(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

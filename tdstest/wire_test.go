@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"encoding/binary"
+	"net"
 	"strings"
 	"testing"
 
@@ -389,5 +390,59 @@ func TestTLS13RefusedInsidePrelogin(t *testing.T) {
 	cfg.MinVersion = tls.VersionTLS13
 	if err := c.startTLS(s, cfg); err == nil {
 		t.Fatal("TLS 1.3 handshake inside PRELOGIN succeeded")
+	}
+}
+
+// captureConn records every byte read from the connection.
+type captureConn struct {
+	net.Conn
+	got []byte
+}
+
+func (c *captureConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.got = append(c.got, p[:n]...)
+	return n, err
+}
+
+// TestLargeChainSpansPackets: the server's first handshake flight with CertLargeChain is one
+// PRELOGIN message of several packets (the chain is over 4096 bytes); with the default
+// certificate it fits in one packet.
+func TestLargeChainSpansPackets(t *testing.T) {
+	for _, tc := range []struct {
+		cert    CertKind
+		packets func(n int) bool
+	}{
+		{CertLargeChain, func(n int) bool { return n >= 2 }},
+		{CertECDSA, func(n int) bool { return n == 1 }},
+	} {
+		s, _ := startServer(t, Config{Cert: tc.cert})
+		c := dialRaw(t, s)
+		if _, err := c.prelogin(prelogin.EncryptOn); err != nil {
+			t.Fatal(err)
+		}
+		cc := &captureConn{Conn: c.raw}
+		c.raw = cc
+		if err := c.startTLS(s, nil); err != nil {
+			t.Fatal(err)
+		}
+		packets := 0
+		for b := cc.got; len(b) >= tds.HeaderSize; {
+			h, err := tds.ParseHeader(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Type != tds.TypePrelogin {
+				t.Fatalf("%v: handshake packet of type %v", tc.cert, h.Type)
+			}
+			packets++
+			if h.Status&tds.StatusEOM != 0 {
+				break
+			}
+			b = b[h.Length:]
+		}
+		if !tc.packets(packets) {
+			t.Errorf("%v: first flight in %d packets", tc.cert, packets)
+		}
 	}
 }
