@@ -159,6 +159,35 @@ func TestFaultMatrixHandshake(t *testing.T) {
 			timeout:  true,
 		},
 		{
+			name: "empty-messages-deadline",
+			script: afterClientHello(func(c net.Conn) {
+				// Header-only PRELOGIN messages, without end: the bridge skips empty
+				// messages, so only the deadline can end the wait.
+				empty := Packet(tds.TypePrelogin, tds.StatusEOM, nil, 0)
+				for {
+					if _, err := c.Write(empty); err != nil {
+						return
+					}
+				}
+			}),
+			deadline: 300 * time.Millisecond,
+			is:       []error{os.ErrDeadlineExceeded},
+			timeout:  true,
+		},
+		{
+			name: "empty-messages-context",
+			script: afterClientHello(func(c net.Conn) {
+				empty := Packet(tds.TypePrelogin, tds.StatusEOM, nil, 0)
+				for {
+					if _, err := c.Write(empty); err != nil {
+						return
+					}
+				}
+			}),
+			ctxTO: 300 * time.Millisecond,
+			is:    []error{context.DeadlineExceeded},
+		},
+		{
 			name: "slow-drip-context",
 			script: afterClientHello(func(c net.Conn) {
 				p := Packet(tds.TypePrelogin, tds.StatusEOM, bytes.Repeat([]byte{0x16}, 1000), 0)
