@@ -16,7 +16,8 @@
 // # Encryption
 //
 // The PRELOGIN ENCRYPTION negotiation follows the table in MS-TDS 2.2.6.5 for a server setting of
-// OFF, ON (the default) or NOT_SUP (Config.Encryption). The resulting modes:
+// ON (the default), OFF (Config.EncryptionOff) or NOT_SUP (Config.Encryption). The resulting
+// modes:
 //
 //   - full: the TLS handshake travels inside PRELOGIN packets (TLS 1.2 at most, like SQL Server),
 //     then every TDS packet is TLS application data;
@@ -45,6 +46,13 @@
 // Config.Faults makes the server misbehave on purpose at a chosen phase: close the connection,
 // stall, send a packet of the wrong type or with a bad length, or answer PRELOGIN with NOT_SUP to
 // strip encryption. See Faults.
+//
+// # Running it standalone
+//
+// The command tdstest/cmd/tdstest-server runs a Server on a fixed loopback address (Config.Addr)
+// and prints its address, a go-mssqldb DSN and the CA file:
+//
+//	go run ./tdstest/cmd/tdstest-server -addr 127.0.0.1:14330 -encrypt on|off|notsup|strict -user U -password P
 //
 // # Errors and shutdown
 //

@@ -25,7 +25,8 @@ const (
 	PhaseLogin
 	// PhaseQuery: a SQL batch has been read; its response has not been sent.
 	PhaseQuery
-	// PhaseResult: in the middle of a query response, after its first packet has been sent.
+	// PhaseResult: in the middle of a query response, after its first packet has been sent. A
+	// response of a single packet is not affected.
 	PhaseResult
 )
 
@@ -85,7 +86,8 @@ type Faults struct {
 	// 0 means every connection.
 	Conn int
 	// Times limits the number of times the At/Action fault fires on one connection (PhaseQuery
-	// and PhaseResult can be reached many times); 0 means every time.
+	// and PhaseResult are reached once per batch); 0 means every time. At PhaseResult a response
+	// counts once it is armed, even if it turns out to fit in one packet and nothing happens.
 	Times int
 	// ReplyNotSup makes the server answer every PRELOGIN with ENCRYPTION NOT_SUP and continue in
 	// plaintext, whatever its setting and the client's value: a downgrade attack that strips

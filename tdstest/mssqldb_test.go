@@ -61,6 +61,8 @@ func TestGoMSSQLDB(t *testing.T) {
 		"encrypt=false, server OFF (login-only)": {Config{EncryptionOff: true}, []string{"encrypt=false"}},
 		"encrypt=disable, server NOT_SUP":        {Config{Encryption: 0x02}, []string{"encrypt=disable"}},
 		"encrypt=disable, server OFF":            {Config{EncryptionOff: true}, []string{"encrypt=disable"}},
+		"encrypt=false, server NOT_SUP":          {Config{Encryption: 0x02}, []string{"encrypt=false"}},
+		"packet size 512, no TLS":                {Config{Encryption: 0x02}, []string{"encrypt=disable", "packet size=512"}},
 		"encrypt=strict":                         {Config{Strict: true}, []string{"encrypt=strict"}},
 		"encrypt=strict, non-strict server":      {Config{}, []string{"encrypt=strict"}},
 		"packet size 16384 encrypted":            {Config{}, []string{"encrypt=true", "packet size=16384"}},
@@ -164,5 +166,33 @@ func TestGoMSSQLDBCancel(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "attention: answering DONE") {
 		t.Error("the server saw no ATTENTION")
+	}
+}
+
+// TestGoMSSQLDBRefused: combinations the negotiation table (or strict mode) refuses fail cleanly.
+func TestGoMSSQLDBRefused(t *testing.T) {
+	tests := map[string]struct {
+		cfg    Config
+		params []string
+	}{
+		"encrypt=true, server NOT_SUP":   {Config{Encryption: 0x02}, []string{"encrypt=true"}},
+		"encrypt=disable, server ON":     {Config{}, []string{"encrypt=disable"}},
+		"encrypt=true, strict server":    {Config{Strict: true}, []string{"encrypt=true"}},
+		"encrypt=strict, NOT_SUP server": {Config{Encryption: 0x02}, []string{"encrypt=strict"}},
+		"untrusted certificate":          {Config{}, []string{"encrypt=true"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s, _ := startServer(t, tc.cfg)
+			params := tc.params
+			if name != "untrusted certificate" {
+				params = append(params, "certificate="+s.CAFile(), "hostnameincertificate=localhost")
+			}
+			if err := queryWithDeadline(t, s.DSN(params...)); err == nil {
+				t.Fatal("query succeeded")
+			} else {
+				t.Logf("client error: %v", err)
+			}
+		})
 	}
 }
