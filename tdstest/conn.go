@@ -303,7 +303,7 @@ func (c *conn) handshake() (connState, error) {
 		return stateDone, fmt.Errorf("start passthrough: %w", err)
 	}
 	st := c.tc.ConnectionState()
-	c.logf("TLS %s %s established inside PRELOGIN (%s)", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), c.mode)
+	c.logf("%s %s established inside PRELOGIN (%s)", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), c.mode)
 	c.useTLS()
 	return stateLogin, nil
 }
@@ -328,7 +328,7 @@ func (c *conn) strictHandshake() (connState, error) {
 	if st.NegotiatedProtocol != alpnTDS8 {
 		return stateDone, fmt.Errorf("strict (TDS 8.0): client did not negotiate ALPN %q (got %q)", alpnTDS8, st.NegotiatedProtocol)
 	}
-	c.logf("TLS %s %s established (strict, ALPN %s)", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.NegotiatedProtocol)
+	c.logf("%s %s established (strict, ALPN %s)", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.NegotiatedProtocol)
 	c.useTLS()
 	return statePrelogin, nil
 }
