@@ -113,14 +113,21 @@ func (s *Server) Start() error {
 
 func (s *Server) acceptLoop() {
 	defer s.wg.Done()
+	var backoff time.Duration
 	for {
 		raw, err := s.ln.Accept()
 		if err != nil {
-			if !errors.Is(err, net.ErrClosed) {
-				s.logf("tdstest: accept: %v", err)
+			if errors.Is(err, net.ErrClosed) {
+				return
 			}
-			return
+			// Out of file descriptors and the like: log, wait a little, try again (Close
+			// ends the wait by closing the listener: Accept then fails with ErrClosed).
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.logf("tdstest: accept: %v; retrying in %v", err, backoff)
+			time.Sleep(backoff)
+			continue
 		}
+		backoff = 0
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
