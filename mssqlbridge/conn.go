@@ -72,30 +72,31 @@ var allowedTransitions = [...]uint8{
 type conn struct {
 	raw      net.Conn
 	settings *settings
-	host     string           // the host the driver dialed: certificate checks use it
-	dialCtx  context.Context  // bounds the PRELOGIN exchange; dropped when it ends (see negotiate)
-	strict   bool             // TDS 8.0: TLS ran on dial
-	rdl, wdl deadline         // read and write deadlines, applied lazily
+	host     string                  // the host the driver dialed: certificate checks use it
+	dialCtx  context.Context         // bounds the PRELOGIN exchange; dropped when it ends (see negotiate)
+	strict   bool                    // TDS 8.0: TLS ran on dial
+	rdl, wdl deadline                // read and write deadlines, applied lazily
 	target   atomic.Pointer[connRef] // where deadlines go: the socket, then the bridge
 
-	smu   sync.Mutex   // guards transitions
+	smu   sync.Mutex    // guards transitions
 	st    atomic.Uint32 // state; written only by transition
 	err   error         // sticky error of stateFailed; set before the transition
 	ready chan struct{} // closed when the conn leaves stateNew
 	plain chan struct{} // closed when the conn leaves stateLoginOnly (or never enters it)
 	done  chan struct{} // closed by Close
 
-	// Set during negotiation, before ready is closed; read-only afterwards.
+	// Set during negotiation (tlsConn and bridge in strict mode: at dial), before ready is
+	// closed; read-only afterwards.
 	tlsConn *tls.Conn    // nil without TLS
-	bridge  *bridge.Conn // nil without TLS
-	plainW  net.Conn     // writes in statePlain: the bridge (login-only) or the socket
+	bridge  *bridge.Conn // the bridge over raw; nil only before negotiation
+	plainW  net.Conn     // writes in statePlain: the bridge in plaintext mode
 
 	wmu     sync.Mutex // serializes Writes
 	scratch []byte     // copy of a packet the conn must patch; guarded by wmu
 
 	rmu     sync.Mutex // serializes Reads
-	pending []byte     // the patched PRELOGIN reply, served first; guarded by rmu
-	ra      *readAhead // guarded by rmu
+	pending []byte     // the patched PRELOGIN reply, served first; set by negotiate before ready, then guarded by rmu
+	ra      *readAhead // set like pending, then guarded by rmu
 }
 
 type connRef struct{ net.Conn }
