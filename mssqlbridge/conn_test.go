@@ -189,3 +189,38 @@ func TestStrictLoginVersion(t *testing.T) {
 	}
 	roundTrip(t, c, tds.TypeSQLBatch, []byte{0x04, 0x00, 0x00, 0x74, 0x04, 0x00, 0x00, 0x74})
 }
+
+// TestServerName: the certificate is checked against the host the driver dialed, sent as SNI
+// for a name and not at all for an IP address; hostNameInCertificate replaces it.
+func TestServerName(t *testing.T) {
+	pki := newTestPKI(t)
+	srv := newFakeServer(t, pki, prelogin.EncryptOn, false)
+	_, port, _ := net.SplitHostPort(srv.addr())
+	for _, tc := range []struct {
+		host, hostInCert, wantSNI string
+	}{
+		{"localhost", "", "localhost"},
+		{"127.0.0.1", "", ""},
+		{"127.0.0.1", "server.test", "server.test"},
+	} {
+		cfg := &tls.Config{RootCAs: pki.pool, ServerName: tc.hostInCert}
+		s, err := newSettings(msdsn.Config{Encryption: msdsn.EncryptionRequired, TLSConfig: cfg, HostInCertificateProvided: tc.hostInCert != ""}, "", options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := (&dialer{s: s}).DialContext(context.Background(), "tcp", net.JoinHostPort(tc.host, port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nc.Write(clientPrelogin()); err != nil {
+			t.Fatalf("%s: %v", tc.host, err)
+		}
+		_ = nc.Close()
+		srv.mu.Lock()
+		got := srv.sni[len(srv.sni)-1]
+		srv.mu.Unlock()
+		if got != tc.wantSNI {
+			t.Errorf("dialing %s (hostNameInCertificate %q): SNI %q, want %q", tc.host, tc.hostInCert, got, tc.wantSNI)
+		}
+	}
+}

@@ -118,6 +118,7 @@ type fakeServer struct {
 	conns   []net.Conn
 	errs    []error
 	version []uint16 // TLS versions negotiated
+	sni     []string // server names clients sent (SNI)
 }
 
 func newFakeServer(t testing.TB, pki *testPKI, setting prelogin.Encryption, strict bool) *fakeServer {
@@ -181,7 +182,15 @@ func (s *fakeServer) snapshot() ([]event, []prelogin.Encryption, []uint16) {
 }
 
 func (s *fakeServer) tlsConfig(strict bool) *tls.Config {
-	cfg := &tls.Config{Certificates: []tls.Certificate{s.pki.leaf}}
+	cfg := &tls.Config{
+		Certificates: []tls.Certificate{s.pki.leaf},
+		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			s.mu.Lock()
+			s.sni = append(s.sni, h.ServerName)
+			s.mu.Unlock()
+			return nil, nil
+		},
+	}
 	if strict {
 		cfg.NextProtos = []string{"tds/8.0"}
 		return cfg
