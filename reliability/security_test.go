@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"database/sql"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -394,4 +395,27 @@ func TestCertificateChecks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoginOnlySmallPacketSize: in login-only mode only the first LOGIN7 packet travels in TLS
+// (MS-TDS). With a small packet size and long host and user names, the password lies beyond
+// the first packet. It must still never cross in the clear.
+func TestLoginOnlySmallPacketSize(t *testing.T) {
+	t.Parallel()
+	knownBug(t, "mssqlbridge: login-only sends the LOGIN7 packets after the first in clear, password included")
+	user := strings.Repeat("u", 128)
+	s := startTDS(t, tdstest.Config{EncryptionOff: true, User: user})
+	p := proxy(t, s.Addr, nil)
+	db := openBridged(t, s.DSN("encrypt=false", "certificate="+s.CAFile(), "packet size=512",
+		"workstation id="+strings.Repeat("w", 128), "app name="+strings.Repeat("a", 128)), mssqlbridge.WithDialer(p))
+	err := within(t, "query", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+		defer cancel()
+		return connectAndQuery(ctx, db, "SELECT 1")
+	})
+	t.Logf("query: %v", err)
+	_ = db.Close()
+	ss := waitSessions(t, p)
+	t.Logf("client packet types in clear: % x", ss[0].ClearTDSTypes(ClientToServer))
+	assertNoLoginInClear(t, ss[0], tdstest.DefaultPassword)
 }
