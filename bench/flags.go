@@ -59,7 +59,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the measuring phase to `FILE` (with -cells/-arms, of one arm)")
 	fs.BoolVar(&c.verbose, "v", false, "let the driver servers (tdstest) log every connection event to stderr")
 	fs.BoolVar(&c.serve, "serve", false, "run the embedded tdstest server standalone and print its address and DSN")
-	fs.StringVar(&c.addr, "addr", "127.0.0.1:14330", "listen address for -serve (loopback)")
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:14330", "listen address for -serve (a loopback IP and port)")
 	fs.StringVar(&c.encrypt, "encrypt", "on", "server encryption setting for -serve: on, off, notsup or strict")
 	fs.StringVar(&c.user, "user", "sa", "login user for -serve")
 	fs.StringVar(&c.password, "password", "tdstest-Passw0rd", "login password for -serve")

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tdstest"
@@ -30,12 +28,12 @@ func serveEncrypt(cfg *tdstest.Config, setting string) (clientEncrypt string, er
 	return "", fmt.Errorf("bench: -encrypt %q: want on, off, notsup or strict", setting)
 }
 
-// runServe runs the tdstest server standalone until ctx ends (Ctrl-C): it listens on -addr,
-// relaying to the server, and prints the address, a go-mssqldb DSN and the CA file for clients.
-// The server's log goes to stderr.
+// runServe runs the tdstest server standalone on -addr (a loopback address) until ctx ends
+// (Ctrl-C), and prints the address, a go-mssqldb DSN and the CA file for clients. The server's
+// log goes to stderr.
 func runServe(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
-	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "tdstest: "+format+"\n", a...) }
-	tcfg := tdstest.Config{User: cfg.user, Password: cfg.password, RecordSize: cfg.recordSize, Logf: logf}
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
+	tcfg := tdstest.Config{Addr: cfg.addr, User: cfg.user, Password: cfg.password, RecordSize: cfg.recordSize, Logf: logf}
 	encrypt, err := serveEncrypt(&tcfg, cfg.encrypt)
 	if err != nil {
 		return err
@@ -45,23 +43,12 @@ func runServe(ctx context.Context, cfg *config, stdout, stderr io.Writer) error 
 		return fmt.Errorf("bench: -serve: %w", err)
 	}
 	defer s.Close()
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return fmt.Errorf("bench: -serve: %w", err)
-	}
-	fwd := startForwarder(ln, s.Addr, logf)
-	defer fwd.Close()
 	params := []string{"encrypt=" + encrypt}
 	if encrypt != "disable" {
 		params = append(params, "certificate="+s.CAFile())
 	}
-	dsn, err := url.Parse(s.DSN(params...))
-	if err != nil {
-		return fmt.Errorf("bench: -serve: DSN: %w", err)
-	}
-	dsn.Host = ln.Addr().String()
-	fmt.Fprintf(stdout, "tdstest listening on %s (encryption %s, user %s, record size %d)\n", ln.Addr(), cfg.encrypt, cfg.user, cfg.recordSize)
-	fmt.Fprintf(stdout, "DSN: %s\n", dsn)
+	fmt.Fprintf(stdout, "tdstest listening on %s (encryption %s, user %s, record size %d)\n", s.Addr, cfg.encrypt, cfg.user, cfg.recordSize)
+	fmt.Fprintf(stdout, "DSN: %s\n", s.DSN(params...))
 	fmt.Fprintf(stdout, "CA file: %s\n", s.CAFile())
 	fmt.Fprintln(stdout, "Ctrl-C stops it.")
 	<-ctx.Done()

@@ -11,8 +11,8 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 )
 
-// TestServe runs -serve on a free loopback port for each encryption setting a go-mssqldb
-// client can use, connects through the printed DSN (verifying the certificate with the printed
+// TestServe runs -serve on a free loopback port for each encryption setting, connects with
+// go-mssqldb through the printed DSN (verifying the certificate with the printed
 // CA file where TLS is on) and runs SELECT 1; then stops the server with the context.
 func TestServe(t *testing.T) {
 	for _, enc := range []string{"on", "off", "notsup", "strict"} {
