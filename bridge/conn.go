@@ -48,6 +48,12 @@ type Conn struct {
 	// is complete in the buffer, is application data and has a length
 	// field above n, and otherwise fails at once with errWouldBlock.
 	noBlock atomic.Int32
+	// calls counts Reads in passthrough mode and extra is the number of
+	// whole records the last one handed over beyond the first (only
+	// no-block Reads hand several). Reader uses them to track how many
+	// records the tls.Conn holds unread.
+	calls atomic.Uint64
+	extra atomic.Int32
 
 	// Write side, protected by wmu. Lock order: rmu before wmu.
 	wmu sync.Mutex

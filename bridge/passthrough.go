@@ -25,20 +25,38 @@ func (c *Conn) StartPassthrough() error {
 
 // readPassthrough serves at most one TLS record's bytes per call from the
 // read-ahead buffer, reading the socket (one Read into the free space of
-// the buffer) only when no byte of the current record is buffered. In
-// no-block mode it serves only a record that readyRecord approves and
-// otherwise returns errWouldBlock without touching the socket. Called with
-// rmu held.
+// the buffer) only when no byte of the current record is buffered.
+//
+// In no-block mode (set by Reader) it never touches the socket: it serves
+// only records that readyRecord approves (complete, application data,
+// longer than the threshold) and otherwise returns errWouldBlock. There it
+// fills p with the current record and the approved records after it (the
+// last one possibly in part: the tls.Conn asks for its rest in a later
+// no-block or blocking Read, which serves it because it is complete
+// here), so that crypto/tls, which allocates a little on every read of
+// its underlying conn and keeps a larger buffer once it had to grow it,
+// reads a batch of records with one call; c.extra records how many
+// records it began beyond the first. Called with rmu held.
 func (c *Conn) readPassthrough(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if minLen := c.noBlock.Load(); minLen > 0 {
-		if !c.ra.readyRecord(int(minLen)) {
+	c.calls.Add(1)
+	if minLen := int(c.noBlock.Load()); minLen > 0 {
+		if !c.ra.readyRecord(minLen) {
+			c.extra.Store(0)
 			return 0, errWouldBlock
 		}
-		return c.ra.readRecord(p), nil
+		n := c.ra.readRecord(p)
+		k := 0
+		for n < len(p) && c.ra.readyRecord(minLen) {
+			n += c.ra.readRecord(p[n:])
+			k++
+		}
+		c.extra.Store(int32(k))
+		return n, nil
 	}
+	c.extra.Store(0)
 	for {
 		if n := c.ra.readRecord(p); n > 0 {
 			return n, nil

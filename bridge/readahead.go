@@ -22,7 +22,8 @@ const DefaultReadAheadSize = 64 << 10
 //
 // In record mode (passthrough) it tracks TLS record boundaries: recLeft is
 // the number of bytes of the current record (the one whose header is at or
-// before r) still to be handed out; 0 means r is at a record boundary.
+// before r) still to be handed out; 0 means r is at a record boundary, or
+// inside a header of which fewer than 5 bytes have arrived (hdrHave).
 // recType and recLen (the header's length field) describe the current
 // record while recLeft > 0. A Read never crosses a record boundary, so the
 // TLS layer holds at most one record and everything after it stays here,
@@ -36,6 +37,10 @@ type readAhead struct {
 	recLeft int
 	recType byte
 	recLen  int
+	// hdr holds the header of the next record while only hdrHave (< 5) of
+	// its bytes have been handed out and recLeft is 0.
+	hdr     [recordHeaderLen]byte
+	hdrHave int
 }
 
 // init allocates the buffer and preloads it with seed (bytes that arrived
@@ -46,7 +51,7 @@ func (ra *readAhead) init(size int, seed []byte) {
 	}
 	ra.buf = make([]byte, size)
 	ra.r, ra.w = 0, copy(ra.buf, seed)
-	ra.recLeft = 0
+	ra.resetRecords()
 }
 
 // buffered returns the number of bytes read from the socket and not yet
@@ -79,37 +84,49 @@ func (ra *readAhead) fill(src io.Reader) error {
 	return err
 }
 
-// startRecord parses the header at r if no record is current and the
-// whole header is buffered. It reports whether a record is current.
+// startRecord makes the record at r current if none is and its header is
+// known: buffered in full, or partly handed out already (hdrHave bytes,
+// saved in hdr) and the rest buffered. It reports whether a record is
+// current.
 func (ra *readAhead) startRecord() bool {
 	if ra.recLeft > 0 {
 		return true
 	}
-	if ra.w-ra.r < recordHeaderLen {
+	need := recordHeaderLen - ra.hdrHave
+	if ra.w-ra.r < need {
 		return false
 	}
-	h := ra.buf[ra.r : ra.r+recordHeaderLen]
-	ra.recType = h[0]
-	ra.recLen = int(h[3])<<8 | int(h[4])
-	ra.recLeft = recordHeaderLen + ra.recLen
+	copy(ra.hdr[ra.hdrHave:], ra.buf[ra.r:ra.r+need])
+	ra.recType = ra.hdr[0]
+	ra.recLen = int(ra.hdr[3])<<8 | int(ra.hdr[4])
+	ra.recLeft = need + ra.recLen
+	ra.hdrHave = 0
 	return true
 }
 
 // readRecord copies buffered bytes of the current record into p and
-// returns how many; 0 when no record byte is buffered. It never copies
-// past the end of the current record.
+// returns how many; 0 when nothing is buffered. It never copies past the
+// end of the current record. At a record boundary with fewer than 5 bytes
+// buffered it hands those out (a byte stream must not wait for bytes the
+// caller did not ask for) and remembers them as the start of the header.
 func (ra *readAhead) readRecord(p []byte) int {
 	if !ra.startRecord() {
-		return 0
+		n := copy(p, ra.buf[ra.r:ra.w])
+		copy(ra.hdr[ra.hdrHave:], ra.buf[ra.r:ra.r+n])
+		ra.hdrHave += n
+		ra.r += n
+		return n
 	}
-	n := ra.w - ra.r
-	if n > ra.recLeft {
-		n = ra.recLeft
-	}
+	n := min(ra.w-ra.r, ra.recLeft)
 	n = copy(p, ra.buf[ra.r:ra.r+n])
 	ra.r += n
 	ra.recLeft -= n
 	return n
+}
+
+// resetRecords forgets the record framing (switch to plaintext).
+func (ra *readAhead) resetRecords() {
+	ra.recLeft, ra.hdrHave = 0, 0
 }
 
 // readyRecord reports whether the rest of the current record, or the next

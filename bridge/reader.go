@@ -66,6 +66,12 @@ type Reader struct {
 
 	minLen int32 // empty-record threshold; 0 until known
 	err    error // error from the middle of a batch, returned by the next call
+	// held is the number of whole records the tls.Conn is believed to
+	// hold unread in its raw input (handed over by no-block Reads);
+	// partial is true when the last Read filled its buffer, so the
+	// tls.Conn may still hold plaintext of that record.
+	held    int
+	partial bool
 }
 
 // NewReader returns a coalescing Reader over tc, which must be a tls.Conn
@@ -90,16 +96,16 @@ func (r *Reader) Read(p []byte) (int, error) {
 	if len(p) > r.chunk {
 		p = p[:r.chunk]
 	}
-	n, err := r.tc.Read(p)
+	n, err := r.readTLS(p)
 	if err != nil || n == len(p) {
 		return n, err
 	}
 	if r.minLen == 0 {
 		r.minLen = emptyRecordLen(r.tc.ConnectionState())
 	}
-	for n < len(p) && r.b.recordReady(r.minLen) {
+	for n < len(p) && (r.held > 0 || r.b.recordReady(r.minLen)) {
 		r.b.noBlock.Store(r.minLen)
-		m, err := r.tc.Read(p[n:])
+		m, err := r.readTLS(p[n:])
 		r.b.noBlock.Store(0)
 		n += m
 		if err != nil {
@@ -110,6 +116,26 @@ func (r *Reader) Read(p []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// readTLS makes one Read of the tls.Conn and keeps count of the records
+// the tls.Conn holds in its raw input: when it read the bridge, whatever
+// the bridge handed beyond the record being read; when it did not, one
+// fewer than before, unless it only returned the rest of a record whose
+// beginning an earlier call returned. The count is a hint: too high costs
+// one no-block Read that finds nothing, too low ends a batch early; the
+// data is right either way.
+func (r *Reader) readTLS(q []byte) (int, error) {
+	calls := r.b.calls.Load()
+	m, err := r.tc.Read(q)
+	switch {
+	case r.b.calls.Load() != calls:
+		r.held = int(r.b.extra.Load())
+	case !r.partial && r.held > 0:
+		r.held--
+	}
+	r.partial = m == len(q)
+	return m, err
 }
 
 // emptyRecordLen returns the empty-record threshold for a connection.

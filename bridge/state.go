@@ -135,7 +135,7 @@ func (c *Conn) start(to State, name string) error {
 		return err
 	}
 	if to == StatePlaintext {
-		c.ra.recLeft = 0
+		c.ra.resetRecords()
 	}
 	return nil
 }
