@@ -264,19 +264,21 @@ func TestPytds(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name      string
-		cfg       Config
-		tls       bool
-		loginOnly bool
-		blocksize int
-		mode      string
+		name       string
+		cfg        Config
+		tls        bool
+		loginOnly  bool
+		blocksize  int
+		mode       string
+		autocommit bool
 	}{
-		{"full, 4096", Config{}, true, false, 4096, modeFull},
-		{"full, 16384", Config{}, true, false, 16384, modeFull},
-		{"login-only, 4096", Config{EncryptionOff: true}, true, true, 4096, modeLoginOnly},
-		{"login-only, 16384", Config{EncryptionOff: true}, true, true, 16384, modeLoginOnly},
-		{"login-only asked, server ON", Config{}, true, true, 4096, modeFull},
-		{"no TLS", Config{EncryptionOff: true}, false, false, 4096, modeNone},
+		{"full, 4096", Config{}, true, false, 4096, modeFull, true},
+		{"full, 4096, transactions (autocommit off)", Config{}, true, false, 4096, modeFull, false},
+		{"full, 16384", Config{}, true, false, 16384, modeFull, true},
+		{"login-only, 4096", Config{EncryptionOff: true}, true, true, 4096, modeLoginOnly, true},
+		{"login-only, 16384", Config{EncryptionOff: true}, true, true, 16384, modeLoginOnly, true},
+		{"login-only asked, server ON", Config{}, true, true, 4096, modeFull, true},
+		{"no TLS", Config{EncryptionOff: true}, false, false, 4096, modeNone, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,7 +290,7 @@ func TestPytds(t *testing.T) {
 			}
 			arg, _ := json.Marshal(map[string]any{
 				"host": "localhost", "port": port(t, s), "user": s.Config.user(), "password": s.Config.password(),
-				"cafile": ca, "enc_login_only": tc.loginOnly, "blocksize": tc.blocksize,
+				"cafile": ca, "enc_login_only": tc.loginOnly, "blocksize": tc.blocksize, "autocommit": tc.autocommit,
 				"queries": []string{querySelect1, queryBig},
 			})
 			cmd := exec.CommandContext(toolContext(t), py, script, string(arg))

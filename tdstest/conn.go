@@ -84,6 +84,8 @@ type conn struct {
 	packetSize int
 	tdsVersion uint32
 	database   string
+	tranID     uint64 // descriptor of the open transaction; 0: none
+	lastTranID uint64 // last descriptor handed out
 	scratch    []byte
 }
 
@@ -494,6 +496,8 @@ func (c *conn) request() (connState, error) {
 		return stateReady, c.batch(text, reset)
 	case tds.TypeRPC:
 		return stateReady, c.refuse("tdstest: RPC requests (stored procedures, sp_executesql, queries with parameters) are not supported; send parameterless queries as SQL batches")
+	case tds.TypeTransactionManager:
+		return stateReady, c.transactionRequest(payload)
 	default:
 		return stateReady, c.refuse(fmt.Sprintf("tdstest: %v requests are not supported", typ))
 	}
@@ -515,26 +519,35 @@ func (c *conn) writeTokens(b []byte) error {
 	return c.flush()
 }
 
-// batchText extracts the SQL text of a SQL batch payload: ALL_HEADERS (TDS 7.2+), then UCS-2.
-func batchText(p []byte) (string, error) {
+// skipAllHeaders checks the ALL_HEADERS block (TDS 7.2+) that starts a SQL batch or transaction
+// manager request and returns what follows it.
+func skipAllHeaders(p []byte) ([]byte, error) {
 	if len(p) < 4 {
-		return "", fmt.Errorf("SQL batch of %d bytes has no ALL_HEADERS", len(p))
+		return nil, fmt.Errorf("request of %d bytes has no ALL_HEADERS", len(p))
 	}
 	total := binary.LittleEndian.Uint32(p)
 	if total < 4 || uint64(total) > uint64(len(p)) {
-		return "", fmt.Errorf("SQL batch: ALL_HEADERS TotalLength %d, payload has %d bytes", total, len(p))
+		return nil, fmt.Errorf("ALL_HEADERS TotalLength %d, payload has %d bytes", total, len(p))
 	}
 	for h := p[4:total]; len(h) > 0; {
 		if len(h) < 6 {
-			return "", fmt.Errorf("SQL batch: truncated header in ALL_HEADERS (%d bytes left)", len(h))
+			return nil, fmt.Errorf("truncated header in ALL_HEADERS (%d bytes left)", len(h))
 		}
 		n := binary.LittleEndian.Uint32(h)
 		if n < 6 || uint64(n) > uint64(len(h)) {
-			return "", fmt.Errorf("SQL batch: header length %d in ALL_HEADERS with %d bytes left", n, len(h))
+			return nil, fmt.Errorf("header length %d in ALL_HEADERS with %d bytes left", n, len(h))
 		}
 		h = h[n:]
 	}
-	text := p[total:]
+	return p[total:], nil
+}
+
+// batchText extracts the SQL text of a SQL batch payload: ALL_HEADERS, then UCS-2.
+func batchText(p []byte) (string, error) {
+	text, err := skipAllHeaders(p)
+	if err != nil {
+		return "", fmt.Errorf("SQL batch: %w", err)
+	}
 	if len(text)%2 != 0 {
 		return "", fmt.Errorf("SQL batch text has an odd number of bytes (%d)", len(text))
 	}

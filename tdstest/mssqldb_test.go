@@ -196,3 +196,46 @@ func TestGoMSSQLDBRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestGoMSSQLDBTransactions: go-mssqldb's BeginTx/Commit/Rollback use transaction manager
+// requests; SQL BEGIN TRAN/COMMIT change @@TRANCOUNT.
+func TestGoMSSQLDBTransactions(t *testing.T) {
+	s, _ := startServer(t, Config{})
+	db := openMSSQL(t, s.DSN("encrypt=true", "certificate="+s.CAFile(), "hostnameincertificate=localhost"))
+	ctx := context.Background()
+	for _, commit := range []bool{true, false} {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT @@TRANCOUNT").Scan(&n); err != nil || n != 1 {
+			t.Fatalf("@@TRANCOUNT in a transaction: %d, %v", n, err)
+		}
+		if commit {
+			err = tx.Commit()
+		} else {
+			err = tx.Rollback()
+		}
+		if err != nil {
+			t.Fatalf("commit %v: %v", commit, err)
+		}
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var n int
+	for _, step := range []struct {
+		sql  string
+		want int
+	}{{"BEGIN TRAN", 1}, {"COMMIT", 0}, {"BEGIN TRANSACTION", 1}, {"ROLLBACK", 0}} {
+		if _, err := conn.ExecContext(ctx, step.sql); err != nil {
+			t.Fatalf("%s: %v", step.sql, err)
+		}
+		if err := conn.QueryRowContext(ctx, "SELECT @@TRANCOUNT").Scan(&n); err != nil || n != step.want {
+			t.Fatalf("after %s: @@TRANCOUNT %d, %v", step.sql, n, err)
+		}
+	}
+}

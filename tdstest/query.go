@@ -24,7 +24,7 @@ const (
 	stmtSet    stmtKind = iota // SET ... : DONE only
 	stmtUse                    // USE db: ENVCHANGE database, DONE
 	stmtSelect                 // one row of values
-	stmtTran                   // BEGIN TRAN / COMMIT / ROLLBACK: DONE only (no transactions kept)
+	stmtTran                   // BEGIN TRAN / COMMIT / ROLLBACK: ENVCHANGE of the transaction, DONE
 )
 
 // value is one column value of a SELECT.
@@ -40,12 +40,15 @@ type statement struct {
 	kind stmtKind
 	vals []value // stmtSelect
 	db   string  // stmtUse
+	// stmtTran: BEGIN (begin), COMMIT (commit) or ROLLBACK (neither)
+	begin, commit bool
 }
 
 // sessionInfo supplies the values of @@ variables.
 type sessionInfo struct {
-	spid     uint16
-	database string
+	spid      uint16
+	database  string
+	trancount int32
 }
 
 // lexical tokens
@@ -287,8 +290,11 @@ func (p *parser) statement() (statement, error) {
 		if !p.keyword("TRAN") && !p.keyword("TRANSACTION") {
 			return statement{}, p.fail("only BEGIN TRAN is supported")
 		}
-		return statement{kind: stmtTran}, nil
-	case p.keyword("COMMIT"), p.keyword("ROLLBACK"):
+		return statement{kind: stmtTran, begin: true}, nil
+	case p.keyword("COMMIT"):
+		_ = p.keyword("TRAN") || p.keyword("TRANSACTION") || p.keyword("WORK")
+		return statement{kind: stmtTran, commit: true}, nil
+	case p.keyword("ROLLBACK"):
 		_ = p.keyword("TRAN") || p.keyword("TRANSACTION") || p.keyword("WORK")
 		return statement{kind: stmtTran}, nil
 	case p.keyword("SELECT"):
@@ -399,7 +405,7 @@ func (p *parser) sysVar(name string) (value, error) {
 	case "SPID":
 		return value{col: column{Type: typeInt4}, i: int32(p.sess.spid)}, nil
 	case "TRANCOUNT":
-		return value{col: column{Type: typeInt4}, i: 0}, nil
+		return value{col: column{Type: typeInt4}, i: p.sess.trancount}, nil
 	case "MICROSOFTVERSION":
 		return value{col: column{Type: typeInt4}, i: 16<<24 | 1000}, nil
 	case "VERSION":

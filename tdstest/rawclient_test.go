@@ -210,6 +210,7 @@ type token struct {
 	env    byte   // ENVCHANGE type
 	values []any  // ROW: int32, string (nvarchar), []byte (varbinary)
 	plp    []int  // ROW: PLP chunk sizes of the last (max) value
+	raw    []byte // ENVCHANGE of a transaction: new and old B_VARBYTE values
 }
 
 // decodeTokens decodes a tabular result made of the tokens tdstest writes.
@@ -231,7 +232,11 @@ func decodeTokens(b []byte) ([]token, error) {
 			switch t.typ {
 			case tokenEnvChange:
 				t.env = body[0]
-				if t.env != envCollation && len(body) > 1 {
+				switch t.env {
+				case envBeginTran, envCommitTran, envRollbackTran:
+					t.raw = append([]byte(nil), body[1:]...)
+				case envCollation:
+				default:
 					t.text = decodeUCS2(body[2 : 2+2*int(body[1])])
 				}
 			case tokenError, tokenInfo:

@@ -31,7 +31,11 @@ func (c *conn) batch(text string, reset bool) error {
 	case a.isMutation():
 		c.sink.arm(PhaseQuery, a, 0)
 	}
-	stmts, perr := parseBatch(text, sessionInfo{spid: c.spid, database: c.database})
+	sess := sessionInfo{spid: c.spid, database: c.database}
+	if c.tranID != 0 {
+		sess.trancount = 1
+	}
+	stmts, perr := parseBatch(text, sess)
 	if perr == nil {
 		ra, err := c.fault(PhaseResult)
 		if err != nil {
@@ -79,8 +83,15 @@ func (c *conn) statement(st statement, status uint16) error {
 	b := c.scratch[:0]
 	defer func() { c.scratch = b[:0] }()
 	switch st.kind {
-	case stmtSet, stmtTran:
+	case stmtSet:
 		b = appendDone(b, status, curCmdSet, 0)
+	case stmtTran:
+		if st.begin {
+			b = c.beginTran(b)
+		} else {
+			b = c.endTran(b, st.commit)
+		}
+		b = appendDone(b, status, 0, 0)
 	case stmtUse:
 		old := c.database
 		c.database = st.db

@@ -446,3 +446,56 @@ func TestLargeChainSpansPackets(t *testing.T) {
 		}
 	}
 }
+
+// tmRequest builds a transaction manager request: ALL_HEADERS, request type, then body.
+func tmRequest(rq uint16, body ...byte) []byte {
+	b := batchMessage("")
+	b = binary.LittleEndian.AppendUint16(b, rq)
+	return append(b, body...)
+}
+
+func TestTransactionManager(t *testing.T) {
+	s, _ := startServer(t, Config{})
+	c := dialRaw(t, s)
+	c.connect(s, 4096)
+	send := func(req []byte) []token {
+		t.Helper()
+		if err := c.w.WriteMessage(tds.TypeTransactionManager, req); err != nil {
+			t.Fatal(err)
+		}
+		_, payload, err := c.r.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks, err := decodeTokens(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return toks
+	}
+	// BEGIN: ENVCHANGE 8, new value = 8-byte descriptor, old value empty.
+	toks := send(tmRequest(tmBeginXact, 0, 0))
+	if toks[0].env != envBeginTran || len(toks[0].raw) != 10 || toks[0].raw[0] != 8 || toks[0].raw[9] != 0 {
+		t.Fatalf("begin: %+v", toks)
+	}
+	id := toks[0].raw[1:9]
+	// COMMIT with fBeginXact: ENVCHANGE 9 (old value = the descriptor), then ENVCHANGE 8.
+	toks = send(tmRequest(tmCommitXact, 0, fBeginXact, 0, 0))
+	if len(toks) != 3 || toks[0].env != envCommitTran || !bytes.Equal(toks[0].raw, append([]byte{0, 8}, id...)) ||
+		toks[1].env != envBeginTran || bytes.Equal(toks[1].raw[1:9], id) {
+		t.Fatalf("commit and begin: %+v", toks)
+	}
+	toks = send(tmRequest(tmRollbackXact, 0, 0))
+	if len(toks) != 2 || toks[0].env != envRollbackTran {
+		t.Fatalf("rollback: %+v", toks)
+	}
+	toks = send(tmRequest(0)) // TM_GET_DTC_ADDRESS
+	if toks[0].typ != tokenError || toks[0].number != 50000 {
+		t.Fatalf("DTC request: %+v", toks)
+	}
+	// A truncated request closes the connection.
+	if err := c.w.WriteMessage(tds.TypeTransactionManager, tmRequest(tmCommitXact, 5)); err != nil {
+		t.Fatal(err)
+	}
+	c.expectClosed()
+}

@@ -1,7 +1,7 @@
 """pytds client for the tdstest suite (tdstest/clients_test.go).
 
 Usage: /usr/bin/python3 pytds_client.py '<json>' where json has host, port, user, password,
-cafile (null for no TLS), enc_login_only, blocksize and queries (a list of SQL texts). For each
+cafile (null for no TLS), enc_login_only, blocksize, autocommit and queries (a list of SQL texts). For each
 query it prints one JSON line {"query": i, "len": n, "value": v} with the first column of the
 first row (strings longer than 64 characters are summarised: value holds the set of distinct
 characters), then {"done": true}.
@@ -23,7 +23,7 @@ def main():
         validate_host=True,
         enc_login_only=cfg["enc_login_only"],
         blocksize=cfg["blocksize"],
-        autocommit=True,
+        autocommit=cfg["autocommit"],
         login_timeout=20,
         timeout=20,
         disable_connect_retry=True,
