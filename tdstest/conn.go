@@ -179,8 +179,10 @@ func (c *conn) act(a Action) {
 	}
 }
 
-// fault returns a *faultError for the action due at phase p, or nil. Mutations and ActionError
-// are not returned: the caller arms the sink or answers with an error token.
+// fault returns the fault action due at phase p (ActionNone if none) and, for the actions that
+// end the connection at once (close, reset, stall), a *faultError to return from the step. For a
+// mutation or ActionError the error is nil: the caller arms the sink or answers with an error
+// token.
 func (c *conn) fault(p Phase) (Action, error) {
 	a := c.faults.at(p)
 	switch a {
