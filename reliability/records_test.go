@@ -21,8 +21,9 @@ func sizedRecord(i, n int) []byte {
 }
 
 // recordServer is a bridge server (TLS 1.2 at most unless tls13) that writes count records of
-// size bytes each and then closes with close_notify.
-func recordServer(t *testing.T, tls13 bool, count, size int) *ScriptServer {
+// size bytes each and then closes with close_notify. suite, if not 0, is the only TLS 1.2
+// cipher suite it accepts.
+func recordServer(t *testing.T, tls13 bool, suite uint16, count, size int) *ScriptServer {
 	t.Helper()
 	cert, _ := serverCert(t)
 	cfg := bridge.PreloginConfig(&tls.Config{
@@ -30,6 +31,9 @@ func recordServer(t *testing.T, tls13 bool, count, size int) *ScriptServer {
 		MinVersion:             tls.VersionTLS12,
 		SessionTicketsDisabled: true, // no TLS 1.3 ticket records among the data
 	}, tls13)
+	if suite != 0 {
+		cfg.CipherSuites = []uint16{suite}
+	}
 	s, err := NewScriptServer(func(c net.Conn) {
 		b := bridge.New(c, bridge.Options{Role: bridge.RoleServer})
 		defer b.Close()
@@ -53,8 +57,9 @@ func recordServer(t *testing.T, tls13 bool, count, size int) *ScriptServer {
 }
 
 // dialRecords connects a bridge client (coalescing Reader) through p, with TLS 1.3 allowed
-// when tls13 is set.
-func dialRecords(t *testing.T, addr string, tls13 bool) *bridgeClient {
+// when tls13 is set and, if suite is not 0, that TLS 1.2 cipher suite enabled (some suites,
+// like CBC with SHA-256, are off by default).
+func dialRecords(t *testing.T, addr string, tls13 bool, suite uint16) *bridgeClient {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 	defer cancel()
@@ -65,7 +70,11 @@ func dialRecords(t *testing.T, addr string, tls13 bool) *bridgeClient {
 	}
 	cc := NewCountingConn(raw)
 	b := bridge.New(cc, bridge.Options{})
-	tc := tls.Client(b, bridge.PreloginConfig(clientTLS(t), tls13))
+	cfg := clientTLS(t)
+	if suite != 0 {
+		cfg.CipherSuites = []uint16{suite}
+	}
+	tc := tls.Client(b, bridge.PreloginConfig(cfg, tls13))
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = b.Close()
 		t.Fatalf("handshake: %v", err)
@@ -79,19 +88,34 @@ func dialRecords(t *testing.T, addr string, tls13 bool) *bridgeClient {
 	return &bridgeClient{raw: cc, b: b, tc: tc, r: bridge.NewReader(tc, b, 64<<10)}
 }
 
-// TestCorruptionDeliversPrefix: whatever the TLS version, the record size and the position of
-// the corrupted record, the coalescing Reader delivers exactly the plaintext of every record
-// before it, then a bad record MAC error, every time after that too.
+// recordSuites are the TLS versions and cipher suites the record tests run with: each empty-
+// record threshold of bridge.Reader (TLS 1.3, AES-GCM, ChaCha20-Poly1305, any other suite).
+var recordSuites = []struct {
+	name  string
+	tls13 bool
+	suite uint16
+}{
+	{"tls13", true, 0},
+	{"aes-gcm", false, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256},
+	{"chacha20", false, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256},
+	{"cbc-sha", false, tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA},
+	{"cbc-sha256", false, tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256},
+}
+
+// TestCorruptionDeliversPrefix: whatever the TLS version and cipher suite, the record size and
+// the position of the corrupted record, the coalescing Reader delivers exactly the plaintext
+// of every record before it, then a bad record MAC error, every time after that too.
 func TestCorruptionDeliversPrefix(t *testing.T) {
 	t.Parallel()
 	const count = 24
-	for _, tls13 := range []bool{false, true} {
+	for _, rs := range recordSuites {
 		for _, size := range []int{1, 100, 4000, 16384} {
 			for _, pos := range []int{0, 1, count / 2, count - 1} {
-				name := fmt.Sprintf("tls13=%v/size=%d/pos=%d", tls13, size, pos)
+				name := fmt.Sprintf("%s/size=%d/pos=%d", rs.name, size, pos)
+				tls13 := rs.tls13
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
-					s := recordServer(t, tls13, count, size)
+					s := recordServer(t, tls13, rs.suite, count, size)
 					seen := 0
 					p := proxy(t, s.Addr, func(dir Direction, u *Unit) Verdict {
 						if dir == ServerToClient && u.Kind == UnitTLS {
@@ -102,9 +126,10 @@ func TestCorruptionDeliversPrefix(t *testing.T) {
 						}
 						return Verdict{Send: u.Bytes}
 					})
-					c := dialRecords(t, p.Addr, tls13)
-					if v := c.tc.ConnectionState().Version; (v == tls.VersionTLS13) != tls13 {
-						t.Fatalf("negotiated %s", tls.VersionName(v))
+					c := dialRecords(t, p.Addr, tls13, rs.suite)
+					cs := c.tc.ConnectionState()
+					if (cs.Version == tls.VersionTLS13) != tls13 || (rs.suite != 0 && cs.CipherSuite != rs.suite) {
+						t.Fatalf("negotiated %s %s", tls.VersionName(cs.Version), tls.CipherSuiteName(cs.CipherSuite))
 					}
 					data, err, again := readAll(c.r)
 					checkErr(t, err, nil, "bad record MAC")
@@ -130,8 +155,17 @@ func TestCorruptionDeliversPrefix(t *testing.T) {
 // delivered in order (the timeout lost nothing and was not sticky).
 func TestTimeoutMidRecordResumes(t *testing.T) {
 	t.Parallel()
+	for _, rs := range recordSuites {
+		t.Run(rs.name, func(t *testing.T) {
+			t.Parallel()
+			timeoutMidRecord(t, rs.tls13, rs.suite)
+		})
+	}
+}
+
+func timeoutMidRecord(t *testing.T, tls13 bool, suite uint16) {
 	const count, size, pos = 40, 1000, 20
-	s := recordServer(t, false, count, size)
+	s := recordServer(t, tls13, suite, count, size)
 	release := make(chan struct{})
 	var stash []byte
 	seen := 0
@@ -152,7 +186,7 @@ func TestTimeoutMidRecordResumes(t *testing.T) {
 		}
 		return Verdict{Send: u.Bytes}
 	})
-	c := dialRecords(t, p.Addr, false)
+	c := dialRecords(t, p.Addr, tls13, suite)
 	_ = c.b.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 	first, err := readUntilErr(c.r)
 	if !isTimeout(err) {
