@@ -34,12 +34,19 @@ func newCell(result *cellResult, arms []armRunner, pairs [][2]string) *cellRunne
 // minSlice is the shortest time a sample is given, however far behind the run is.
 const minSlice = 20 * time.Millisecond
 
+// warmupSlice is how long each arm runs, unmeasured, before the first round: the first queries
+// of a connection and the first reads of a process pay for heap growth and page faults that
+// later ones do not.
+const warmupSlice = 50 * time.Millisecond
+
 // runRounds measures every arm of every cell once per round, cells in order and, inside a cell,
 // arms in order on even rounds and in reverse on odd ones. Each sample is given an equal share of
 // what is left of budget (at least minSlice), so that setup costs between samples (connecting,
 // collecting garbage, an operation that overruns its slice) do not make the run overrun the
 // budget. A garbage collection runs before each sample, outside the measurement, so that no arm
-// pays for the garbage of the one before it. It stops at the first error; the cells' summaries
+// pays for the garbage of the one before it. Before the first round every arm runs once for
+// warmupSlice, unmeasured (that time counts against budget). It stops at the first error; the
+// cells' summaries
 // are computed from the samples taken, whether it stopped early or not.
 func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time.Duration, prog *progress) error {
 	total := 0
@@ -51,13 +58,21 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 	}
 	start := time.Now()
 	left := rounds * total
-	prog.begin(left)
 	defer prog.end()
 	defer func() {
 		for _, c := range cells {
 			c.result.finish(c.pairs)
 		}
 	}()
+	prog.note("warming up %d arms", total)
+	for _, c := range cells {
+		for _, a := range c.arms {
+			if _, err := a.sample(ctx, warmupSlice); err != nil {
+				return fmt.Errorf("bench: %s %s, %s, warm-up: %w", c.result.Group, c.result.Name, a.name, err)
+			}
+		}
+	}
+	prog.begin(left)
 	for r := 0; r < rounds; r++ {
 		for _, c := range cells {
 			for k := range c.arms {
