@@ -2,10 +2,11 @@ package tdstest_test
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"log"
 
-	_ "github.com/microsoft/go-mssqldb"
+	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
@@ -54,4 +55,37 @@ func Example_loginOnly() {
 	}
 	fmt.Println(s)
 	// Output: ababab
+}
+
+// Faults make the server misbehave on purpose: here the first connection's login fails with
+// ERROR 18456 (login failed), the way a reliability test might check error handling.
+func Example_faults() {
+	srv, err := tdstest.NewServer(tdstest.Config{
+		Faults: tdstest.Faults{
+			Hook: func(conn int, phase tdstest.Phase) tdstest.Action {
+				if phase == tdstest.PhaseLogin && conn == 1 {
+					return tdstest.ActionError // the first login fails with 18456
+				}
+				return tdstest.ActionNone
+			},
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	db, err := sql.Open("sqlserver", srv.DSN("encrypt=true", "certificate="+srv.CAFile(), "hostnameincertificate=localhost"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+
+	var merr mssql.Error
+	err = db.Ping()
+	fmt.Println(errors.As(err, &merr), merr.Number)
+	fmt.Println(db.Ping()) // the second connection logs in
+	// Output:
+	// true 18456
+	// <nil>
 }
