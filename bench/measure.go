@@ -4,18 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 )
 
 // errNoProgress reports a sample in which the operation moved no bytes.
 var errNoProgress = errors.New("bench: measured operation moved no bytes")
 
-// measureFor runs op repeatedly for about d (at least once) and measures the client: wall time
-// and process CPU from before the first call to after the last. op returns the payload bytes it
-// moved. The clock is checked after every batch calls of op (batch < 1 counts as 1), so that
-// cheap operations do not pay for reading it. ctx is checked between batches.
+// measureFor runs op once unmeasured (so that the sample does not pay for regrowing a heap the
+// runtime gave back while other arms ran, or for a cold connection), collects garbage, then runs
+// op repeatedly for about d (at least once) and measures the client: wall time and process CPU
+// from before the first measured call to after the last. op returns the payload bytes it moved.
+// The clock is checked after every batch calls of op (batch < 1 counts as 1), so that cheap
+// operations do not pay for reading it. ctx is checked between batches.
 func measureFor(ctx context.Context, d time.Duration, batch int, op func() (int64, error)) (sample, error) {
 	batch = max(batch, 1)
+	if _, err := op(); err != nil {
+		return sample{}, err
+	}
+	runtime.GC()
 	m, err := startMeter()
 	if err != nil {
 		return sample{}, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"runtime"
 	"time"
 )
 
@@ -43,11 +42,11 @@ const warmupSlice = 50 * time.Millisecond
 // arms in order on even rounds and in reverse on odd ones. Each sample is given an equal share of
 // what is left of budget (at least minSlice), so that setup costs between samples (connecting,
 // collecting garbage, an operation that overruns its slice) do not make the run overrun the
-// budget. A garbage collection runs before each sample, outside the measurement, so that no arm
-// pays for the garbage of the one before it. Before the first round every arm runs once for
-// warmupSlice, unmeasured (that time counts against budget). It stops at the first error; the
-// cells' summaries
-// are computed from the samples taken, whether it stopped early or not.
+// budget. Each sample starts with one unmeasured operation and a garbage collection (see
+// measureFor), so that no arm pays for the garbage of the one before it. Before the first round
+// every arm runs once for warmupSlice, unmeasured (that time counts against budget). It stops at
+// the first error; the cells' summaries are computed from the samples taken, whether it stopped
+// early or not.
 func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time.Duration, prog *progress) error {
 	total := 0
 	for _, c := range cells {
@@ -82,7 +81,6 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 				}
 				a := c.arms[i]
 				prog.step(fmt.Sprintf("round %d/%d", r+1, rounds), c.result.Group+" "+c.result.Name+": "+a.name)
-				runtime.GC()
 				slice := max((budget-time.Since(start))/time.Duration(left), minSlice)
 				left--
 				s, err := a.sample(ctx, slice)

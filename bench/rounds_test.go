@@ -69,8 +69,8 @@ func TestRunRoundsStopsAtError(t *testing.T) {
 func TestMeasureFor(t *testing.T) {
 	n := 0
 	s, err := measureFor(context.Background(), 0, 4, func() (int64, error) { n++; return 10, nil })
-	if err != nil || s.Ops != 4 || s.Bytes != 40 || n != 4 {
-		t.Errorf("measureFor(0 s, batch 4) = %+v, %v after %d calls: want one batch of 4", s, err, n)
+	if err != nil || s.Ops != 4 || s.Bytes != 40 || n != 5 {
+		t.Errorf("measureFor(0 s, batch 4) = %+v, %v after %d calls: want one unmeasured call and a measured batch of 4", s, err, n)
 	}
 	if _, err := measureFor(context.Background(), 0, 1, func() (int64, error) { return 0, nil }); !errors.Is(err, errNoProgress) {
 		t.Errorf("measureFor with no bytes = %v, want errNoProgress", err)
