@@ -100,6 +100,9 @@ func TestReaderCorruptRecord(t *testing.T) {
 				for err == nil {
 					var n int
 					n, err = r.Read(buf)
+					if err != nil && n > 0 {
+						t.Fatalf("Read returned %d bytes with the error %v; want the batch first, the error on the next call", n, err)
+					}
 					got = append(got, buf[:n]...)
 				}
 				if !bytes.Equal(got, want) {

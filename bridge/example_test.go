@@ -1,0 +1,87 @@
+package bridge_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"time"
+
+	"github.com/tdsbridge/tdsbridge/bridge"
+)
+
+// A client and a server run TLS inside PRELOGIN packets over an in-memory
+// connection, switch to passthrough, and the server's reply comes back
+// through the coalescing Reader.
+func Example() {
+	cert, pool := exampleCert()
+	craw, sraw := net.Pipe()
+
+	go func() {
+		sb := bridge.New(sraw, bridge.Options{Role: bridge.RoleServer})
+		defer sb.Close()
+		ts := tls.Server(sb, bridge.PreloginConfig(&tls.Config{Certificates: []tls.Certificate{cert}}, false))
+		if err := ts.Handshake(); err != nil {
+			fmt.Println("server:", err)
+			return
+		}
+		if err := sb.StartPassthrough(); err != nil {
+			fmt.Println("server:", err)
+			return
+		}
+		ts.Write([]byte("hello from the server"))
+		ts.Close()
+	}()
+
+	cb := bridge.New(craw, bridge.Options{Role: bridge.RoleClient})
+	defer cb.Close()
+	tc := tls.Client(cb, bridge.PreloginConfig(&tls.Config{RootCAs: pool, ServerName: "localhost"}, false))
+	if err := tc.Handshake(); err != nil {
+		fmt.Println("client:", err)
+		return
+	}
+	if err := cb.StartPassthrough(); err != nil {
+		fmt.Println("client:", err)
+		return
+	}
+	msg, err := io.ReadAll(bridge.NewReader(tc, cb, 64<<10))
+	fmt.Println(cb.State(), tls.VersionName(tc.ConnectionState().Version), string(msg), err)
+	// Output: passthrough TLS 1.2 hello from the server <nil>
+}
+
+// exampleCert returns a self-signed ECDSA certificate for "localhost" and
+// a pool that trusts it.
+func exampleCert() (tls.Certificate, *x509.CertPool) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "localhost"},
+		DNSNames:              []string{"localhost"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		panic(err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		panic(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+}

@@ -1,0 +1,104 @@
+package bridge
+
+import (
+	"bytes"
+	"io"
+	"testing"
+)
+
+// chunks is an io.Reader that returns one scripted chunk per Read.
+type chunks [][]byte
+
+func (c *chunks) Read(p []byte) (int, error) {
+	if len(*c) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, (*c)[0])
+	(*c)[0] = (*c)[0][n:]
+	if len((*c)[0]) == 0 {
+		*c = (*c)[1:]
+	}
+	return n, nil
+}
+
+// A header that arrives in pieces is handed out as it comes, and the
+// record after it is still framed right.
+func TestReadAheadSplitHeader(t *testing.T) {
+	rec1, rec2 := record(0x17, 40, 1), record(0x15, 2, 2)
+	src := &chunks{rec1[:2], rec1[2:4], rec1[4:30], append(bytes.Clone(rec1[30:]), rec2...)}
+	var ra readAhead
+	ra.init(DefaultReadAheadSize, nil)
+	var got []byte
+	var sizes []int
+	p := make([]byte, 1000)
+	for len(got) < len(rec1) {
+		n := ra.readRecord(p)
+		if n == 0 {
+			if err := ra.fill(src); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		sizes = append(sizes, n)
+		got = append(got, p[:n]...)
+	}
+	if !bytes.Equal(got, rec1) || !equalInts(sizes, []int{2, 2, 26, 15}) {
+		t.Fatalf("handed out %v (%d bytes), want pieces 2, 2, 26, 15 of the 45-byte record", sizes, len(got))
+	}
+	if ra.readyRecord(0) {
+		t.Fatal("an alert record is ready for coalescing")
+	}
+	if n := ra.readRecord(p); n != len(rec2) || !bytes.Equal(p[:n], rec2) {
+		t.Fatalf("second record: %d bytes", n)
+	}
+}
+
+// readyRecord needs the whole record, type 0x17 and a length above the
+// threshold.
+func TestReadAheadReady(t *testing.T) {
+	full := record(0x17, 100, 3)
+	tests := []struct {
+		name   string
+		buf    []byte
+		minLen int
+		want   bool
+	}{
+		{"complete data", full, 24, true},
+		{"one byte short", full[:len(full)-1], 24, false},
+		{"header only", full[:5], 24, false},
+		{"partial header", full[:3], 24, false},
+		{"at the threshold", record(0x17, 24, 4), 24, false},
+		{"one above the threshold", record(0x17, 25, 4), 24, true},
+		{"handshake", record(0x16, 100, 5), 24, false},
+		{"alert", record(0x15, 100, 6), 0, false},
+		{"change cipher spec", record(0x14, 100, 7), 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ra readAhead
+			ra.init(DefaultReadAheadSize, tt.buf)
+			if got := ra.readyRecord(tt.minLen); got != tt.want {
+				t.Fatalf("readyRecord = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// fill compacts the buffer so that a whole record fits behind the unread
+// bytes, and never reads more than the free space.
+func TestReadAheadCompacts(t *testing.T) {
+	var ra readAhead
+	ra.init(DefaultReadAheadSize, nil)
+	big := make([]byte, DefaultReadAheadSize-100)
+	src := &chunks{big, pattern(500, 8)}
+	if err := ra.fill(src); err != nil {
+		t.Fatal(err)
+	}
+	ra.r = len(big) - 10 // all but 10 bytes handed out
+	if err := ra.fill(src); err != nil {
+		t.Fatal(err)
+	}
+	if ra.r != 0 || ra.w != 510 || !bytes.Equal(ra.buf[10:510], pattern(500, 8)) {
+		t.Fatalf("after compaction r=%d w=%d", ra.r, ra.w)
+	}
+}
