@@ -3,6 +3,9 @@ package mssqlbridge
 import (
 	"crypto/tls"
 	"fmt"
+	"net"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,6 +82,10 @@ func newConnector(cfg msdsn.Config, certFile string, opts []Option) (*mssql.Conn
 	drv := cfg // the driver's copy: plaintext towards our conn
 	drv.Encryption = msdsn.EncryptionDisabled
 	drv.TLSConfig = nil
+	if drv.ServerSPN == "" {
+		// go-mssqldb derives the SPN after dialing, except through a HostDialer.
+		drv.ServerSPN = defaultSPN(cfg)
+	}
 	if len(drv.Protocols) == 0 {
 		drv.Protocols = []string{"tcp"}
 	} else {
@@ -156,4 +163,25 @@ func (s *settings) sendValue() prelogin.Encryption {
 	default:
 		return prelogin.EncryptOff
 	}
+}
+
+// defaultSPN is the Kerberos service principal name go-mssqldb derives when the DSN gives
+// none: MSSQLSvc/host:port (or host:instance), with the machine's name for a loopback
+// address.
+func defaultSPN(cfg msdsn.Config) string {
+	host := cfg.Host
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	port := cfg.Instance
+	if port == "" {
+		p := cfg.Port
+		if p == 0 {
+			p = 1433
+		}
+		port = strconv.FormatUint(p, 10)
+	}
+	return "MSSQLSvc/" + host + ":" + port
 }

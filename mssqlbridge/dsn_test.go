@@ -191,3 +191,20 @@ func TestSettingsPools(t *testing.T) {
 	}
 	_, _ = systemRoots.wait(context.Background())
 }
+
+func TestDefaultSPN(t *testing.T) {
+	hostname, _ := os.Hostname()
+	for _, tc := range []struct {
+		cfg  msdsn.Config
+		want string
+	}{
+		{msdsn.Config{Host: "db.example"}, "MSSQLSvc/db.example:1433"},
+		{msdsn.Config{Host: "db.example", Port: 14330}, "MSSQLSvc/db.example:14330"},
+		{msdsn.Config{Host: "db.example", Instance: "SQLEXPRESS"}, "MSSQLSvc/db.example:SQLEXPRESS"},
+		{msdsn.Config{Host: "127.0.0.1", Port: 1500}, "MSSQLSvc/" + hostname + ":1500"},
+	} {
+		if got := defaultSPN(tc.cfg); got != tc.want {
+			t.Errorf("defaultSPN(%+v) = %q, want %q", tc.cfg, got, tc.want)
+		}
+	}
+}
