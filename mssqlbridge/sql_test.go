@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -256,5 +257,33 @@ func TestServerFaults(t *testing.T) {
 			}
 			t.Log(err)
 		})
+	}
+}
+
+// TestDriverRegistered: the driver is registered as DriverName; Open and OpenConnector work
+// with a DSN and report DSN errors.
+func TestDriverRegistered(t *testing.T) {
+	if !slices.Contains(sql.Drivers(), DriverName) {
+		t.Fatalf("%q not among the registered drivers %v", DriverName, sql.Drivers())
+	}
+	srv := startServer(t, tdstest.Config{})
+	dsn := srv.DSN("encrypt=true", "certificate="+srv.CAFile())
+	conn, err := sqlDriver{}.Open(dsn)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := (sqlDriver{}).Open("sqlserver://x?encrypt=bogus"); err == nil {
+		t.Fatal("Open accepted a bad DSN")
+	}
+	db, err := sql.Open(DriverName, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Ping(); err != nil {
+		t.Fatalf("Ping: %v", err)
 	}
 }
