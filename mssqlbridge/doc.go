@@ -79,7 +79,10 @@
 //   - Integrated authentication with channel binding (EPA) cannot see the TLS connection, which
 //     the driver no longer owns, and so sends no channel binding.
 //   - Only the TCP protocol is supported (named pipes and shared memory would bypass the
-//     bridge).
+//     bridge). Names are resolved by the bridge's dialer (it is a HostDialer); with
+//     MultiSubnetFailover (go-mssqldb's default) every address is dialed at once, as
+//     go-mssqldb does. The Kerberos SPN, when the DSN gives none, is derived as go-mssqldb
+//     derives it.
 //   - A malformed certificate in a .pem file is an error; msdsn skips it silently.
 //
 // # Deadlines
