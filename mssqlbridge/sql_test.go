@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -285,5 +286,29 @@ func TestDriverRegistered(t *testing.T) {
 	defer db.Close()
 	if err := db.Ping(); err != nil {
 		t.Fatalf("Ping: %v", err)
+	}
+}
+
+// TestConnectionTimeout: with "connection timeout", go-mssqldb sets a deadline before every
+// Read and Write; the conn stores it and applies it when a Read reaches the socket, so a
+// server that stops answering a query fails it with a timeout.
+func TestConnectionTimeout(t *testing.T) {
+	for _, encrypt := range []string{"true", "disable"} {
+		t.Run(encrypt, func(t *testing.T) {
+			cfg := tdstest.Config{Faults: tdstest.Faults{At: tdstest.PhaseQuery, Action: tdstest.ActionStall, Times: 1}}
+			if encrypt == "disable" {
+				cfg.Encryption = prelogin.EncryptNotSup
+			}
+			srv := startServer(t, cfg)
+			db, err := bridgedDB(t, srv.DSN("encrypt="+encrypt, "certificate="+srv.CAFile(), "connection timeout=1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = selectOne(db) // 10 s context: the 1 s connection timeout must fire first
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() {
+				t.Fatalf("query against a stalled server: %v, want a timeout", err)
+			}
+		})
 	}
 }
