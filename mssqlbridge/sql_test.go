@@ -225,7 +225,11 @@ func TestCancelMidQuery(t *testing.T) {
 	}
 }
 
-// TestServerFaults: a server that misbehaves during PRELOGIN gets a clear error, not a hang.
+// errHandshake marks the TestServerFaults cases that expect a TLS handshake error.
+var errHandshake = errors.New("TLS handshake error")
+
+// TestServerFaults: a server that misbehaves during PRELOGIN or the handshake gets a clear
+// error, not a hang.
 func TestServerFaults(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -238,6 +242,9 @@ func TestServerFaults(t *testing.T) {
 		{"downgrade to NOT_SUP", tdstest.Faults{ReplyNotSup: true}, "true", ErrServerNoEncryption},
 		{"no reply: the context ends the exchange", tdstest.Faults{At: tdstest.PhasePrelogin, Action: tdstest.ActionStall}, "true", context.DeadlineExceeded},
 		{"no reply, plaintext", tdstest.Faults{At: tdstest.PhasePrelogin, Action: tdstest.ActionStall}, "disable", context.DeadlineExceeded},
+		{"handshake packet of the wrong type", tdstest.Faults{At: tdstest.PhaseHandshake, Action: tdstest.ActionWrongType}, "true", errHandshake},
+		{"connection closed in the handshake", tdstest.Faults{At: tdstest.PhaseHandshake, Action: tdstest.ActionClose}, "true", errHandshake},
+		{"no handshake reply", tdstest.Faults{At: tdstest.PhaseHandshake, Action: tdstest.ActionStall}, "true", context.DeadlineExceeded},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -253,7 +260,11 @@ func TestServerFaults(t *testing.T) {
 				_ = conn.Close()
 				t.Fatal("connection succeeded")
 			}
-			if !errors.Is(err, tc.wantErr) {
+			if tc.wantErr == errHandshake {
+				if !strings.Contains(err.Error(), "mssqlbridge: TLS handshake with 127.0.0.1") {
+					t.Fatalf("got %v, want a TLS handshake error naming the host", err)
+				}
+			} else if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("got %v, want %v", err, tc.wantErr)
 			}
 			t.Log(err)
