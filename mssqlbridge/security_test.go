@@ -253,3 +253,39 @@ func TestCertificateMatrix(t *testing.T) {
 		})
 	}
 }
+
+// TestTLSMin: tlsmin is honoured: 1.2 works inside PRELOGIN; 1.3 inside PRELOGIN fails against
+// a server that, like SQL Server, speaks at most TLS 1.2 there (go-mssqldb's own TLS too); 1.3
+// with strict works.
+func TestTLSMin(t *testing.T) {
+	srv := startServer(t, tdstest.Config{})
+	for _, tc := range []struct {
+		encrypt, tlsmin string
+		ok              bool
+	}{
+		{"true", "1.2", true},
+		{"true", "1.3", false},
+		{"strict", "1.3", true},
+	} {
+		t.Run(tc.encrypt+"/"+tc.tlsmin, func(t *testing.T) {
+			dsn := srv.DSN("encrypt="+tc.encrypt, "certificate="+srv.CAFile(), "tlsmin="+tc.tlsmin)
+			db, err := bridgedDB(t, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			berr := selectOne(db)
+			if (berr == nil) != tc.ok {
+				t.Fatalf("bridged: %v, want success %v", errString(berr), tc.ok)
+			}
+			ndb, err := nativeDB(t, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nerr := selectOne(ndb)
+			if (nerr == nil) != (berr == nil) {
+				t.Errorf("outcomes differ: bridged %v, native %v", errString(berr), errString(nerr))
+			}
+			t.Logf("bridged: %v; native: %v", errString(berr), errString(nerr))
+		})
+	}
+}
