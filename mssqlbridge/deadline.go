@@ -1,8 +1,10 @@
 package mssqlbridge
 
 import (
+	"math"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,22 +23,24 @@ import (
 type deadline struct {
 	set func(time.Time) error // gives the deadline to the socket
 
-	mu       sync.Mutex
-	want     time.Time // as last set by the caller
-	applied  time.Time // as last given to the socket
-	inflight int       // calls between enter and exit
+	want     atomic.Int64 // the caller's deadline (see encodeDeadline)
+	inflight atomic.Int32 // calls between enter and exit
+	applied  atomic.Int64 // the socket's deadline; written only with mu held
+	mu       sync.Mutex   // serializes giving deadlines to the socket
 }
 
-// store records t and, when a call is at the socket, applies it at once.
+// store records t and, when a call is at the socket, applies it at once. Without a call at the
+// socket it costs two atomic operations.
+//
+// Why no deadline is lost: store writes want then reads inflight, enter increments inflight
+// then reads want; the atomics are sequentially consistent, so at least one of the two sees the
+// other's write and applies the value, and apply always gives the socket the latest want.
 func (d *deadline) store(t time.Time) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.want = t
-	if d.inflight == 0 {
+	d.want.Store(encodeDeadline(t))
+	if d.inflight.Load() == 0 {
 		return nil
 	}
-	d.applied = t
-	return d.set(t)
+	return d.apply()
 }
 
 // enter is called before a call reaches the socket; it applies the stored deadline if it
@@ -44,24 +48,57 @@ func (d *deadline) store(t time.Time) error {
 // a timeout, before the socket (or crypto/tls, which keeps every write error) sees it. Every
 // enter must be followed by exit, even on error.
 func (d *deadline) enter() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.inflight++
-	if !d.want.IsZero() && !time.Now().Before(d.want) {
+	d.inflight.Add(1)
+	w := d.want.Load()
+	if w != 0 && w <= time.Now().UnixNano() {
 		return errTimeout
 	}
-	if d.want.Equal(d.applied) {
+	if w == d.applied.Load() {
 		return nil
 	}
-	d.applied = d.want
-	return d.set(d.want)
+	return d.apply()
 }
 
 // exit ends a call started with enter.
-func (d *deadline) exit() {
+func (d *deadline) exit() { d.inflight.Add(-1) }
+
+// apply gives the socket the latest stored deadline if it does not have it yet.
+func (d *deadline) apply() error {
 	d.mu.Lock()
-	d.inflight--
-	d.mu.Unlock()
+	defer d.mu.Unlock()
+	w := d.want.Load()
+	if w == d.applied.Load() {
+		return nil
+	}
+	d.applied.Store(w)
+	return d.set(decodeDeadline(w))
+}
+
+// Deadlines are stored as Unix nanoseconds, 0 meaning none. Times before 1970 (such as the
+// "long ago" deadlines used to interrupt calls) become 1 ns after the epoch, times after 2262
+// become the largest value: both keep their meaning.
+var (
+	minDeadline = time.Unix(0, 1)
+	maxDeadline = time.Unix(0, math.MaxInt64)
+)
+
+func encodeDeadline(t time.Time) int64 {
+	switch {
+	case t.IsZero():
+		return 0
+	case t.Before(minDeadline):
+		return 1
+	case t.After(maxDeadline):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+func decodeDeadline(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }
 
 // errTimeout is returned for a call whose deadline had passed before it reached the socket.

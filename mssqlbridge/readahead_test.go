@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"net"
 	"testing"
 	"time"
@@ -118,4 +119,56 @@ func BenchmarkSetDeadline(b *testing.B) {
 			_ = c.SetDeadline(time.Now().Add(time.Minute))
 		}
 	})
+}
+
+func TestEncodeDeadline(t *testing.T) {
+	far := time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := time.Now()
+	for _, tc := range []struct {
+		in   time.Time
+		want time.Time
+	}{
+		{time.Time{}, time.Time{}},
+		{time.Unix(1, 0), time.Unix(1, 0)},
+		{time.Date(2, 1, 1, 0, 0, 0, 0, time.UTC), time.Unix(0, 1)}, // long ago: still the past
+		{now, now},
+		{far, time.Unix(0, math.MaxInt64)}, // beyond 2262: still the far future
+	} {
+		if got := decodeDeadline(encodeDeadline(tc.in)); !got.Equal(tc.want) {
+			t.Errorf("round trip of %v: %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestDeadlineAppliedWhileInflight: a deadline stored while a call is at the socket reaches
+// the socket at once; one stored while none is waits for the next call.
+func TestDeadlineAppliedWhileInflight(t *testing.T) {
+	var got []time.Time
+	d := &deadline{set: func(t time.Time) error { got = append(got, t); return nil }}
+	t1 := time.Now().Add(time.Hour)
+	_ = d.store(t1)
+	if len(got) != 0 {
+		t.Fatalf("applied without a call: %v", got)
+	}
+	if err := d.enter(); err != nil {
+		t.Fatal(err)
+	}
+	t2 := t1.Add(time.Minute)
+	_ = d.store(t2)
+	d.exit()
+	if len(got) != 2 || !got[0].Equal(t1) || !got[1].Equal(t2) {
+		t.Fatalf("applied %v, want [%v %v]", got, t1, t2)
+	}
+	if err := d.enter(); err != nil { // unchanged: not applied again
+		t.Fatal(err)
+	}
+	d.exit()
+	_ = d.store(time.Unix(1, 0))
+	if err := d.enter(); !isTimeout(err) {
+		t.Fatalf("enter with a past deadline: %v, want a timeout", err)
+	}
+	d.exit()
+	if len(got) != 2 {
+		t.Fatalf("a past deadline reached the socket: %v", got)
+	}
 }
