@@ -235,11 +235,15 @@ func TestBackpressureServerStopsReading(t *testing.T) {
 	t.Run("connector", func(t *testing.T) {
 		t.Parallel()
 		release := make(chan struct{})
-		defer close(release)
 		s := silentServer(t, true, release)
 		var cc *CountingConn
 		conn := dialConnectorVia(t, s.Addr, func(c net.Conn) net.Conn { cc = NewCountingConn(c); return cc })
-		defer conn.Close()
+		// The server goes first: the conn's Close sends a close_notify, which would wait for
+		// the full socket buffers (see TestCloseStalledPeer).
+		defer func() {
+			close(release)
+			_ = conn.Close()
+		}()
 		if _, err := conn.Write(driverPrelogin()); err != nil {
 			t.Fatalf("PRELOGIN: %v", err)
 		}

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,7 +29,24 @@ func driverPrelogin() []byte {
 // through the connector's own Dialer, so that tests can drive it as the driver would.
 func dialConnector(t *testing.T, dsn, addr string) net.Conn {
 	t.Helper()
-	c, err := mssqlbridge.NewConnector(dsn)
+	return dialConnectorWith(t, dsn, addr, nil)
+}
+
+// dialConnectorWith is dialConnector with wrap (if not nil) applied to the socket.
+func dialConnectorWith(t *testing.T, dsn, addr string, wrap func(net.Conn) net.Conn) net.Conn {
+	t.Helper()
+	var opts []mssqlbridge.Option
+	if wrap != nil {
+		opts = append(opts, mssqlbridge.WithDialer(dialerFunc(func(ctx context.Context, _, a string) (net.Conn, error) {
+			var d net.Dialer
+			raw, err := d.DialContext(ctx, "tcp", a)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(raw), nil
+		})))
+	}
+	c, err := mssqlbridge.NewConnector(dsn, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,4 +189,83 @@ func TestConnectorCloseDuringBlockedRead(t *testing.T) {
 	}
 	err := within(t, "Read after Close", func() error { return <-done })
 	checkErr(t, err, []error{net.ErrClosed})
+}
+
+// TestCloseStalledPeer: Close must not wait on a server that has stopped reading. The
+// connector's conn sends a TLS close_notify on Close in full encryption; when the socket's
+// send buffer is full, crypto/tls waits up to 5 s (its own write deadline) for that alert to
+// go out. database/sql closes a broken connection on the goroutine of the failing query, so the
+// query's error would come seconds late. A full send buffer is simulated by a conn whose
+// Writes block until their deadline once the test says so (what the kernel does when the
+// buffer is full; a real fill leaves room for a small alert more often than not).
+func TestCloseStalledPeer(t *testing.T) {
+	t.Parallel()
+	knownBug(t, "mssqlbridge: Close blocks up to 5 s on close_notify when the server has stopped reading")
+	s := startTDS(t, tdstest.Config{})
+	var sc *stallConn
+	conn := dialConnectorWith(t, s.DSN("encrypt=true", "certificate="+s.CAFile()), s.Addr,
+		func(c net.Conn) net.Conn { sc = &stallConn{Conn: c, closed: make(chan struct{})}; return sc })
+	if _, err := conn.Write(driverPrelogin()); err != nil {
+		t.Fatalf("PRELOGIN: %v", err)
+	}
+	sc.stalled.Store(true)
+	start := time.Now()
+	err := within(t, "Close", conn.Close)
+	d := time.Since(start)
+	t.Logf("Close: %v, after %v", err, d.Round(time.Millisecond))
+	if d > 2*time.Second {
+		t.Errorf("Close took %v against a server that stopped reading", d.Round(time.Millisecond))
+	}
+}
+
+// stallConn is a net.Conn whose Writes, once stalled is set, block until the write deadline
+// (then fail with a timeout) or Close, as Writes on a socket whose send buffer is full do.
+type stallConn struct {
+	net.Conn
+	stalled atomic.Bool
+	closed  chan struct{} // closed by Close
+	once    sync.Once
+
+	mu  sync.Mutex
+	wdl time.Time // the write deadline
+}
+
+func (c *stallConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.wdl = t
+	c.mu.Unlock()
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *stallConn) SetDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.wdl = t
+	c.mu.Unlock()
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *stallConn) Write(p []byte) (int, error) {
+	if !c.stalled.Load() {
+		return c.Conn.Write(p)
+	}
+	c.mu.Lock()
+	dl := c.wdl
+	c.mu.Unlock()
+	var expired <-chan time.Time
+	if !dl.IsZero() {
+		timer := time.NewTimer(time.Until(dl))
+		defer timer.Stop()
+		expired = timer.C
+	}
+	select {
+	case <-expired:
+		return 0, &net.OpError{Op: "write", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	case <-c.closed:
+		return 0, net.ErrClosed
+	}
+}
+
+func (c *stallConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Conn.Close()
 }
