@@ -149,7 +149,10 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 	if err != nil {
 		return 0, nil, err
 	}
-	tc := tls.Client(b, bridge.PreloginConfig(cfg, c.settings.allowTLS13(cfg)))
+	// Login-only is TLS 1.2 at most: a TLS 1.3 server sends session tickets after the
+	// handshake, as records the switch to plaintext would hand the driver as TDS bytes.
+	allow13 := c.settings.allowTLS13(cfg) && outcome == prelogin.OutcomeFull
+	tc := tls.Client(b, bridge.PreloginConfig(cfg, allow13))
 	if err := tc.Handshake(); err != nil {
 		return 0, nil, handshakeError(cfg.ServerName, c.host, err)
 	}

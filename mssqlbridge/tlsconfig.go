@@ -77,9 +77,9 @@ func verifyCommonName(cfg *tls.Config, roots *x509.CertPool, fileCerts []*x509.C
 }
 
 // allowTLS13 reports whether TLS 1.3 may be negotiated inside PRELOGIN: only when the caller
-// asked for it (tlsmin=1.3). SQL Server uses TLS 1.3 only with TDS 8.0 (encrypt=strict), so
-// the version is otherwise capped at 1.2, as tedious does; go-mssqldb's own TLS does not cap
-// it.
+// asked for it (tlsmin=1.3), and never for login-only encryption (see exchange). SQL Server
+// uses TLS 1.3 only with TDS 8.0 (encrypt=strict), so the version is otherwise capped at 1.2,
+// as tedious does; go-mssqldb's own TLS does not cap it.
 func (s *settings) allowTLS13(cfg *tls.Config) bool {
 	return cfg.MinVersion >= tls.VersionTLS13
 }
