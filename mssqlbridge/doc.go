@@ -70,7 +70,8 @@
 // # Differences from go-mssqldb's own TLS
 //
 //   - TLS inside PRELOGIN is capped at version 1.2 (SQL Server uses 1.3 only with TDS 8.0), as
-//     tedious does, unless tlsmin=1.3 asks for 1.3. go-mssqldb does not cap it.
+//     tedious does, unless tlsmin=1.3 asks for 1.3 (full encryption only: login-only stays at
+//     1.2). go-mssqldb does not cap it.
 //   - With encryption and a packet size below 4096, go-mssqldb's own handshake fails ("invalid
 //     packet size"); the bridge's handshake does not depend on the packet size.
 //   - The dial timeout (and the context given to Connect) also bounds the PRELOGIN exchange
