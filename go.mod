@@ -1,6 +1,8 @@
 module github.com/tdsbridge/tdsbridge
 
-go 1.26
+go 1.26.0
+
+require github.com/microsoft/go-mssqldb v1.11.2
 
 require (
 	dario.cat/mergo v1.0.2 // indirect
@@ -27,7 +29,6 @@ require (
 	github.com/klauspost/compress v1.18.7 // indirect
 	github.com/lufia/plan9stats v0.0.0-20260330125221-c963978e514e // indirect
 	github.com/magiconair/properties v1.18.12 // indirect
-	github.com/microsoft/go-mssqldb v1.11.2 // indirect
 	github.com/moby/docker-image-spec v1.3.1 // indirect
 	github.com/moby/go-archive v0.3.3 // indirect
 	github.com/moby/moby/api v1.56.1 // indirect
