@@ -1,0 +1,103 @@
+package reliability
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tdsbridge/tdsbridge/tdstest"
+)
+
+// cancelled reports whether err is what a query whose context ended may return: the context's
+// error, go-mssqldb's report of the cancellation, or a dial that the context's deadline cut
+// short ("i/o timeout": net.Dialer maps a context deadline to a timeout, and go-mssqldb keeps
+// only the text of a dial error).
+func cancelled(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || isTimeout(err) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "context deadline exceeded") || strings.Contains(msg, "context canceled") ||
+		strings.Contains(msg, "unable to open tcp connection") && strings.Contains(msg, "i/o timeout")
+}
+
+// TestCancelStorm cancels queries at random points (go-mssqldb sends an ATTENTION from another
+// goroutine while its Read is blocked, then drains the response) on every load target, and
+// checks that a query either fails because of its context or returns exactly the right value,
+// and that the pool stays healthy: after the storm every connection answers correctly.
+func TestCancelStorm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode")
+	}
+	t.Parallel()
+	const workers, rounds = 4, 25
+	window := 20_000 // µs: the range of the queries' timeouts
+	if raceEnabled {
+		window *= 5
+	}
+	for _, lt := range loadTargets {
+		t.Run(lt.name, func(t *testing.T) {
+			t.Parallel()
+			s := startTDS(t, tdstest.Config{RecordSize: lt.cfg.RecordSize, EncryptionOff: lt.cfg.EncryptionOff, Logf: func(string, ...any) {}})
+			db := openBridged(t, s.DSN(append(lt.params, "certificate="+s.CAFile())...))
+			db.SetMaxOpenConns(workers)
+			db.SetMaxIdleConns(workers)
+			var (
+				wg                sync.WaitGroup
+				mu                sync.Mutex
+				completed, killed int
+			)
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rng := rand.New(rand.NewPCG(uint64(w), 42))
+					for range rounds {
+						q := newQuery(rng, randomSize(rng, 1<<20))
+						// The connection first (without a short deadline), so that the
+						// cancellation lands in the query.
+						conn, err := db.Conn(context.Background())
+						if err != nil {
+							t.Errorf("connect: %v", err)
+							return
+						}
+						ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rng.IntN(window))*time.Microsecond)
+						_, err = q.run(ctx, conn)
+						_ = conn.Close()
+						cancel()
+						mu.Lock()
+						switch {
+						case err == nil:
+							completed++
+						case cancelled(err):
+							killed++
+						default:
+							t.Errorf("query %.50s...: %v", q.text, err)
+						}
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			t.Logf("%d queries completed with the right value, %d cancelled", completed, killed)
+			// Every pooled connection must still work.
+			rng := rand.New(rand.NewPCG(7, 7))
+			for i := range 2 * workers {
+				ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+				conn, err := db.Conn(ctx)
+				if err == nil {
+					_, err = newQuery(rng, 100_000).run(ctx, conn)
+					_ = conn.Close()
+				}
+				cancel()
+				if err != nil {
+					t.Errorf("query %d after the storm: %v", i, err)
+				}
+			}
+		})
+	}
+}
