@@ -177,15 +177,29 @@ func (q query) run(ctx context.Context, conn *sql.Conn) (int, error) {
 func runLoad(t *testing.T, cfg loadConfig) loadReport {
 	t.Helper()
 	quiet := func(string, ...any) {}
+	rep := loadReport{heapBefore: heapAlloc(), goroutinesBefore: runtime.NumGoroutine()}
 	dbs := make([]*sql.DB, len(loadTargets))
+	servers := make([]*tdstest.Server, len(loadTargets))
+	// The servers are closed before the final measurement (and on every way out).
+	closeServers := func() {
+		for _, s := range servers {
+			if s != nil {
+				_ = s.Close()
+			}
+		}
+	}
+	defer closeServers()
 	for i, lt := range loadTargets {
-		s := startTDS(t, tdstest.Config{RecordSize: lt.cfg.RecordSize, EncryptionOff: lt.cfg.EncryptionOff, Logf: quiet})
+		s, err := tdstest.NewServer(tdstest.Config{RecordSize: lt.cfg.RecordSize, EncryptionOff: lt.cfg.EncryptionOff, Logf: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers[i] = s
 		db := openBridged(t, s.DSN(append(lt.params, "certificate="+s.CAFile())...))
 		db.SetMaxOpenConns(cfg.conns)
 		db.SetMaxIdleConns(cfg.conns)
 		dbs[i] = db
 	}
-	rep := loadReport{heapBefore: heapAlloc(), goroutinesBefore: runtime.NumGoroutine()}
 
 	// Sample the heap and the goroutine count while the load runs.
 	stop := make(chan struct{})
@@ -254,6 +268,7 @@ func runLoad(t *testing.T, cfg loadConfig) loadReport {
 	for _, db := range dbs {
 		_ = db.Close()
 	}
+	closeServers()
 	if firstErr != nil {
 		t.Fatal(firstErr)
 	}
@@ -271,7 +286,7 @@ func checkLoad(t *testing.T, cfg loadConfig, rep loadReport) {
 		t.Errorf("%d queries completed, want %d", rep.queries, want)
 	}
 	// Memory must not grow with the amount of data: what is left after the run (connections
-	// closed, GC done) is bounded by a few MiB whatever the volume.
+	// and servers closed, GC done) is bounded by a few MiB whatever the volume.
 	if growth := int64(rep.heapAfter) - int64(rep.heapBefore); growth > 16<<20 {
 		t.Errorf("heap grew by %s over the run (bound 16 MiB)", describe(growth))
 	}
