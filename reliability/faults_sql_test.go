@@ -106,6 +106,32 @@ func TestFaultMatrixSQL(t *testing.T) {
 			msgs:   []string{"TLS handshake", "bridge: handshake: read PRELOGIN reply"},
 		},
 		{
+			// After the handshake the bad packets travel inside TLS: the driver's own
+			// reader must refuse them; the transport must deliver them intact and not hang.
+			name:   "wrong-type-login-response",
+			faults: tdstest.Faults{At: tdstest.PhaseLogin, Action: tdstest.ActionWrongType},
+			msgs:   []string{"unexpected packet type in reply: got 1, expected 4"},
+		},
+		{
+			name:   "short-length-login-response",
+			faults: tdstest.Faults{At: tdstest.PhaseLogin, Action: tdstest.ActionBadLength},
+			msgs:   []string{"shorter than header size"},
+		},
+		{
+			name:   "wrong-type-mid-result",
+			faults: tdstest.Faults{At: tdstest.PhaseResult, Action: tdstest.ActionWrongType},
+			query:  bigQuery,
+			// go-mssqldb does not check the type of a message's later packets: it reads on
+			// and meets the end of the stream.
+			msgs: []string{"EOF"},
+		},
+		{
+			name:   "short-length-mid-result",
+			faults: tdstest.Faults{At: tdstest.PhaseResult, Action: tdstest.ActionBadLength},
+			query:  bigQuery,
+			msgs:   []string{"shorter than header size"},
+		},
+		{
 			name:   "stall-prelogin-dial-timeout",
 			faults: tdstest.Faults{At: tdstest.PhasePrelogin, Action: tdstest.ActionStall},
 			params: []string{"dial timeout=1"},
