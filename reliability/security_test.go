@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"database/sql"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -312,11 +313,7 @@ func TestCertificateChecks(t *testing.T) {
 	s := startTDS(t, tdstest.Config{})
 	strict := startTDS(t, tdstest.Config{Strict: true})
 	other := startTDS(t, tdstest.Config{}) // a different self-signed certificate
-	const (
-		ok = iota
-		unknownAuthority
-		badHost
-	)
+	const ok, unknownAuthority, badHost = certOK, certUnknownAuthority, certBadHost
 	tests := []struct {
 		name   string
 		srv    *tdstest.Server
@@ -347,53 +344,95 @@ func TestCertificateChecks(t *testing.T) {
 		{"tlsconfig-roots-wrong-name", s, []string{"encrypt=true"}, &tls.Config{RootCAs: s.CertPool(), ServerName: "db.example.com"}, badHost, false},
 		{"tlsconfig-insecure", s, []string{"encrypt=true"}, &tls.Config{InsecureSkipVerify: true}, ok, false},
 	}
+	// The same checks in go-mssqldb's other DSN forms (ADO and ODBC), where the connector
+	// locates the certificate parameter itself.
+	host, port, _ := net.SplitHostPort(s.Addr)
+	ado := func(params ...string) string {
+		return "server=" + host + ";port=" + port + ";user id=sa;password=" + tdstest.DefaultPassword + ";" + strings.Join(params, ";")
+	}
+	odbc := func(params ...string) string {
+		return "odbc:server=" + host + ";port=" + port + ";user id=sa;password={" + tdstest.DefaultPassword + "};" + strings.Join(params, ";")
+	}
+	forms := []struct {
+		name string
+		dsn  string
+		want int
+	}{
+		{"ado-encrypt-true", ado("encrypt=true"), unknownAuthority},
+		{"ado-ca-file", ado("encrypt=true", "certificate="+s.CAFile()), ok},
+		{"ado-other-ca-file", ado("encrypt=true", "certificate="+other.CAFile()), unknownAuthority},
+		{"ado-ca-file-wrong-host", ado("encrypt=true", "certificate="+s.CAFile(), "hostNameInCertificate=db.example.com"), badHost},
+		{"odbc-encrypt-true", odbc("encrypt=true"), unknownAuthority},
+		{"odbc-ca-file", odbc("encrypt=true", "certificate="+s.CAFile()), ok},
+		{"odbc-other-ca-file", odbc("encrypt=true", "certificate="+other.CAFile()), unknownAuthority},
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			dsn := tt.srv.DSN(tt.params...)
-			var opts []mssqlbridge.Option
-			if tt.opt != nil {
-				opts = append(opts, mssqlbridge.WithTLSConfig(tt.opt))
-			}
-			db := openBridged(t, dsn, opts...)
-			err := within(t, "ping", func() error {
-				ctx, cancel := context.WithTimeout(context.Background(), hangBound)
-				defer cancel()
-				return db.PingContext(ctx)
-			})
-			switch tt.want {
-			case ok:
-				if err != nil {
-					t.Fatalf("want success, got %v", err)
-				}
-			case unknownAuthority:
-				var ua x509.UnknownAuthorityError
-				checkErr(t, err, []error{mssqlbridge.ErrCertificate}, "certificate")
-				if !errors.As(err, &ua) {
-					t.Errorf("error %q: want an x509.UnknownAuthorityError", err)
-				}
-			case badHost:
-				var he x509.HostnameError
-				checkErr(t, err, []error{mssqlbridge.ErrCertificate}, "db.example.com")
-				if !errors.As(err, &he) {
-					t.Errorf("error %q: want an x509.HostnameError", err)
-				}
-			}
-			if !tt.native {
-				return
-			}
-			ndb, nerr := sql.Open("sqlserver", dsn)
-			if nerr != nil {
-				t.Fatal(nerr)
-			}
-			defer ndb.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), hangBound)
-			defer cancel()
-			nerr = ndb.PingContext(ctx)
-			if (nerr == nil) != (err == nil) {
-				t.Errorf("go-mssqldb's own TLS disagrees: native %v, bridged %v", nerr, err)
-			}
+			checkCertCase(t, tt.srv.DSN(tt.params...), tt.opt, tt.want, tt.native)
 		})
+	}
+	for _, fc := range forms {
+		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
+			checkCertCase(t, fc.dsn, nil, fc.want, true)
+		})
+	}
+}
+
+// Outcomes of a certificate check.
+const (
+	certOK = iota
+	certUnknownAuthority
+	certBadHost
+)
+
+// checkCertCase connects with dsn (and the caller's tls.Config opt, if not nil) and checks the
+// outcome; with native set, go-mssqldb's own TLS must agree on success or failure.
+func checkCertCase(t *testing.T, dsn string, opt *tls.Config, want int, native bool) {
+	t.Helper()
+	const ok, unknownAuthority, badHost = certOK, certUnknownAuthority, certBadHost
+	var opts []mssqlbridge.Option
+	if opt != nil {
+		opts = append(opts, mssqlbridge.WithTLSConfig(opt))
+	}
+	db := openBridged(t, dsn, opts...)
+	err := within(t, "ping", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+		defer cancel()
+		return db.PingContext(ctx)
+	})
+	switch want {
+	case ok:
+		if err != nil {
+			t.Fatalf("want success, got %v", err)
+		}
+	case unknownAuthority:
+		var ua x509.UnknownAuthorityError
+		checkErr(t, err, []error{mssqlbridge.ErrCertificate}, "certificate")
+		if !errors.As(err, &ua) {
+			t.Errorf("error %q: want an x509.UnknownAuthorityError", err)
+		}
+	case badHost:
+		var he x509.HostnameError
+		checkErr(t, err, []error{mssqlbridge.ErrCertificate}, "db.example.com")
+		if !errors.As(err, &he) {
+			t.Errorf("error %q: want an x509.HostnameError", err)
+		}
+	}
+	if !native {
+		return
+	}
+	ndb, nerr := sql.Open("sqlserver", dsn)
+	if nerr != nil {
+		t.Fatal(nerr)
+	}
+	defer ndb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	defer cancel()
+	nerr = ndb.PingContext(ctx)
+	if (nerr == nil) != (err == nil) {
+		t.Errorf("go-mssqldb's own TLS disagrees: native %v, bridged %v", nerr, err)
 	}
 }
 
