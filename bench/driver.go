@@ -41,8 +41,10 @@ func valueQuery(value string, size int) (query string, scanned int) {
 // (mssqlbridge.NewConnector).
 type connectorFunc func(dsn string) (driver.Connector, error)
 
+// nativeConnector is go-mssqldb with its own TLS.
 func nativeConnector(dsn string) (driver.Connector, error) { return mssql.NewConnector(dsn) }
 
+// bridgedConnector is go-mssqldb through the bridge.
 func bridgedConnector(dsn string) (driver.Connector, error) { return mssqlbridge.NewConnector(dsn) }
 
 // benchConn is one open connection of one arm, pinned for the whole run.

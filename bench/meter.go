@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -18,18 +17,6 @@ func processCPU() (time.Duration, error) {
 		return 0, fmt.Errorf("bench: getrusage: %w", err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
-}
-
-// sample is one measurement of the client: ops operations (queries, reads) that moved bytes
-// payload bytes in wall time, using cpu of this process and making reads read system calls
-// (-1 where the system does not count them).
-type sample struct {
-	Round int           `json:"round"`
-	Ops   int64         `json:"ops"`
-	Bytes int64         `json:"bytes"`
-	Wall  time.Duration `json:"wall_ns"`
-	CPU   time.Duration `json:"cpu_ns"`
-	Reads int64         `json:"read_syscalls"`
 }
 
 // meter measures one sample: start it, do the work, stop it. The read system call counter is
@@ -62,22 +49,6 @@ func (m meter) stop() (wall, cpu time.Duration, reads int64, err error) {
 		reads = r - m.reads0
 	}
 	return wall, c - m.cpu0, reads, nil
-}
-
-// Derived per-sample figures. Units: ms, MiB = 2^20 bytes, MB = 10^6 bytes.
-func (s sample) wallMsPerOp() float64 { return ms(s.Wall) / float64(s.Ops) }
-func (s sample) cpuMsPerOp() float64  { return ms(s.CPU) / float64(s.Ops) }
-func (s sample) cpuMsPerMiB() float64 { return ms(s.CPU) / (float64(s.Bytes) / (1 << 20)) }
-func (s sample) cpuMsPerMB() float64  { return ms(s.CPU) / (float64(s.Bytes) / 1e6) }
-func (s sample) mbPerSec() float64    { return float64(s.Bytes) / 1e6 / s.Wall.Seconds() }
-
-// readsPerMiB is read system calls per MiB; NaN when the count is unknown (perSampleKnown
-// leaves such samples out).
-func (s sample) readsPerMiB() float64 {
-	if s.Reads < 0 {
-		return math.NaN()
-	}
-	return float64(s.Reads) / (float64(s.Bytes) / (1 << 20))
 }
 
 // readSyscalls returns the number of read system calls this process has made (the syscr line
