@@ -118,7 +118,9 @@ func queryArm(bc *benchConn, value string, size int) func(context.Context, time.
 	q, want := valueQuery(value, size)
 	var v sql.RawBytes
 	return func(ctx context.Context, d time.Duration) (sample, error) {
-		return measureFor(ctx, d, 1, func() (int64, error) { return bc.queryValue(ctx, q, &v, want, int64(size)) })
+		sctx, cancel := context.WithTimeout(ctx, d+sampleGrace)
+		defer cancel()
+		return measureFor(sctx, d, 1, func() (int64, error) { return bc.queryValue(sctx, q, &v, want, int64(size)) })
 	}
 }
 

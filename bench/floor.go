@@ -61,11 +61,16 @@ func aesGCMArm(recordSize int) (func(context.Context, time.Duration) (sample, er
 // tcpReadArm connects to the stream child's plain TCP listener (not measured) and reads 64 KiB
 // at a time for d (measured).
 func (ts *transportSetup) tcpReadArm(ctx context.Context, d time.Duration) (sample, error) {
-	c, err := dialLoopback(ctx, ts.tcpAddr)
+	dctx, cancel := context.WithTimeout(ctx, sampleGrace)
+	defer cancel()
+	c, err := dialLoopback(dctx, ts.tcpAddr)
 	if err != nil {
 		return sample{}, err
 	}
 	defer c.Close()
+	if err := c.SetReadDeadline(time.Now().Add(d + sampleGrace)); err != nil {
+		return sample{}, fmt.Errorf("set read deadline: %w", err)
+	}
 	buf := make([]byte, 64<<10)
 	return measureFor(ctx, d, 16, func() (int64, error) {
 		n, err := c.Read(buf)

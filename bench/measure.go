@@ -8,6 +8,11 @@ import (
 	"time"
 )
 
+// sampleGrace bounds how long a sample may overrun its slice, and how long connecting an arm may
+// take: a stalled server or transport then fails the run with an error naming the arm, instead
+// of hanging it.
+const sampleGrace = 30 * time.Second
+
 // errNoProgress reports a sample in which the operation moved no bytes.
 var errNoProgress = errors.New("bench: measured operation moved no bytes")
 

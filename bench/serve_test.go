@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
 )
@@ -53,8 +54,10 @@ func TestServe(t *testing.T) {
 			}
 			db := sql.OpenDB(c)
 			defer db.Close()
+			qctx, qcancel := context.WithTimeout(ctx, 30*time.Second)
+			defer qcancel()
 			var one int
-			if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+			if err := db.QueryRowContext(qctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
 				t.Fatalf("SELECT 1 through %s = %d, %v", dsn, one, err)
 			}
 		})

@@ -26,7 +26,7 @@ func (s *streamServer) serveBridge(c net.Conn) error {
 
 // dialBridge connects to the bridge listener: the handshake through bridge.New + tls.Client +
 // StartPassthrough, and the arm reads through bridge.NewReader (coalesced reads of 64 KiB).
-func (ts *transportSetup) dialBridge(ctx context.Context, recordSize int) (io.Reader, io.Closer, error) {
+func (ts *transportSetup) dialBridge(ctx context.Context, recordSize int) (io.Reader, net.Conn, error) {
 	raw, err := dialLoopback(ctx, ts.bridgeAddr)
 	if err != nil {
 		return nil, nil, err

@@ -80,18 +80,23 @@ func (ts *transportSetup) transportCells() []*cellRunner {
 }
 
 // dialFunc connects one transport arm, runs its handshake and returns the reader the client
-// measures and the conn to close.
-type dialFunc func(ctx context.Context, recordSize int) (io.Reader, io.Closer, error)
+// measures and the conn (to set the read deadline on, and to close).
+type dialFunc func(ctx context.Context, recordSize int) (io.Reader, net.Conn, error)
 
 // streamArm returns a sample function: connect (not measured), then read the stream with the
 // pattern for the sample's duration (measured), then hang up.
 func (ts *transportSetup) streamArm(dial dialFunc, recordSize int, pat string) func(context.Context, time.Duration) (sample, error) {
 	return func(ctx context.Context, d time.Duration) (sample, error) {
-		r, c, err := dial(ctx, recordSize)
+		dctx, cancel := context.WithTimeout(ctx, sampleGrace)
+		defer cancel()
+		r, c, err := dial(dctx, recordSize)
 		if err != nil {
 			return sample{}, err
 		}
 		defer c.Close()
+		if err := c.SetReadDeadline(time.Now().Add(d + sampleGrace)); err != nil {
+			return sample{}, fmt.Errorf("set read deadline: %w", err)
+		}
 		if pat == pattern64K {
 			buf := make([]byte, 64<<10)
 			return measureFor(ctx, d, 16, func() (int64, error) {
@@ -125,7 +130,7 @@ func readTDSPacket(r io.Reader, buf []byte) (int64, error) {
 
 // dialTLS connects to the plain TLS listener: tls.Client directly on the socket; the arm reads
 // the tls.Conn itself.
-func (ts *transportSetup) dialTLS(ctx context.Context, recordSize int) (io.Reader, io.Closer, error) {
+func (ts *transportSetup) dialTLS(ctx context.Context, recordSize int) (io.Reader, net.Conn, error) {
 	raw, err := dialLoopback(ctx, ts.tlsAddr)
 	if err != nil {
 		return nil, nil, err
