@@ -34,9 +34,16 @@ func checkQueries(t *testing.T, db *sql.DB) {
 
 func openDB(dsn string) (*sql.DB, error) { return sql.Open("sqlserver", dsn) }
 
+// openMSSQL opens a go-mssqldb pool. It adds a connection timeout (a deadline on every socket
+// Read and Write) so that a hang fails the test instead of stalling it: go-mssqldb does not watch
+// the context while it connects.
 func openMSSQL(t *testing.T, dsn string) *sql.DB {
 	t.Helper()
-	db, err := openDB(dsn)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	db, err := openDB(dsn + sep + "connection+timeout=30")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,43 +51,37 @@ func openMSSQL(t *testing.T, dsn string) *sql.DB {
 	return db
 }
 
-// logTo sends the server log to t.
-func logTo(t *testing.T) func(string, ...any) {
-	return func(format string, args ...any) { t.Logf(format, args...) }
-}
-
 func TestGoMSSQLDB(t *testing.T) {
 	tests := map[string]struct {
 		cfg    Config
 		params []string
+		mode   string
+		size   int
 	}{
-		"encrypt=true (full)":                    {Config{}, []string{"encrypt=true"}},
-		"encrypt=true, large chain":              {Config{Cert: CertLargeChain}, []string{"encrypt=true"}},
-		"encrypt=true, RSA":                      {Config{Cert: CertRSA2048}, []string{"encrypt=true"}},
-		"encrypt=false, server ON (full)":        {Config{}, []string{"encrypt=false"}},
-		"encrypt=false, server OFF (login-only)": {Config{EncryptionOff: true}, []string{"encrypt=false"}},
-		"encrypt=disable, server NOT_SUP":        {Config{Encryption: 0x02}, []string{"encrypt=disable"}},
-		"encrypt=disable, server OFF":            {Config{EncryptionOff: true}, []string{"encrypt=disable"}},
-		"encrypt=false, server NOT_SUP":          {Config{Encryption: 0x02}, []string{"encrypt=false"}},
-		"packet size 512, no TLS":                {Config{Encryption: 0x02}, []string{"encrypt=disable", "packet size=512"}},
-		"encrypt=strict":                         {Config{Strict: true}, []string{"encrypt=strict"}},
-		"encrypt=strict, non-strict server":      {Config{}, []string{"encrypt=strict"}},
-		"packet size 16384 encrypted":            {Config{}, []string{"encrypt=true", "packet size=16384"}},
-		"packet size 32767 login-only":           {Config{EncryptionOff: true}, []string{"encrypt=false", "packet size=32767"}},
-		"record size 1024":                       {Config{RecordSize: 1024}, []string{"encrypt=true"}},
+		"encrypt=true (full)":                    {Config{}, []string{"encrypt=true"}, modeFull, 4096},
+		"encrypt=true, large chain":              {Config{Cert: CertLargeChain}, []string{"encrypt=true"}, modeFull, 4096},
+		"encrypt=true, RSA":                      {Config{Cert: CertRSA2048}, []string{"encrypt=true"}, modeFull, 4096},
+		"encrypt=false, server ON (full)":        {Config{}, []string{"encrypt=false"}, modeFull, 4096},
+		"encrypt=false, server OFF (login-only)": {Config{EncryptionOff: true}, []string{"encrypt=false"}, modeLoginOnly, 4096},
+		"encrypt=disable, server NOT_SUP":        {Config{Encryption: 0x02}, []string{"encrypt=disable"}, modeNone, 4096},
+		"encrypt=disable, server OFF":            {Config{EncryptionOff: true}, []string{"encrypt=disable"}, modeNone, 4096},
+		"encrypt=false, server NOT_SUP":          {Config{Encryption: 0x02}, []string{"encrypt=false"}, modeNone, 4096},
+		"packet size 512, no TLS":                {Config{Encryption: 0x02}, []string{"encrypt=disable", "packet size=512"}, modeNone, 512},
+		"encrypt=strict":                         {Config{Strict: true}, []string{"encrypt=strict"}, modeStrict, 4096},
+		"encrypt=strict, non-strict server":      {Config{}, []string{"encrypt=strict"}, modeStrict, 4096},
+		"encrypt=strict, 16384":                  {Config{Strict: true}, []string{"encrypt=strict", "packet size=16384"}, modeStrict, 16383},
+		"packet size 16384 encrypted":            {Config{}, []string{"encrypt=true", "packet size=16384"}, modeFull, 16383},
+		"packet size 32767 login-only":           {Config{EncryptionOff: true}, []string{"encrypt=false", "packet size=32767"}, modeLoginOnly, 32767},
+		"record size 1024":                       {Config{RecordSize: 1024}, []string{"encrypt=true"}, modeFull, 4096},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			tc.cfg.Logf = logTo(t)
-			s, err := NewServer(tc.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s, log := startServer(t, tc.cfg)
 			params := append([]string{"certificate=" + s.CAFile(), "hostnameincertificate=localhost"}, tc.params...)
 			db := openMSSQL(t, s.DSN(params...))
 			checkQueries(t, db)
 			_ = db.Close()
+			log.wantMode(t, tc.mode, tc.size)
 		})
 	}
 }
