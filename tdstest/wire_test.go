@@ -499,3 +499,65 @@ func TestTransactionManager(t *testing.T) {
 	}
 	c.expectClosed()
 }
+
+// loginOnlyWriter sends the first packet through TLS and every later one in plaintext, as a
+// login-only client does with a LOGIN7 of several packets.
+type loginOnlyWriter struct {
+	c     *rawClient
+	sent  int
+	plain bool
+}
+
+func (w *loginOnlyWriter) Write(p []byte) (int, error) {
+	w.sent++
+	if w.sent == 1 {
+		return w.c.tc.Write(p)
+	}
+	if !w.plain {
+		if err := w.c.b.StartPlaintext(); err != nil {
+			return 0, err
+		}
+		w.plain = true
+	}
+	return w.c.b.Write(p)
+}
+
+// TestLoginOnlyMultiPacketLogin7: a LOGIN7 of three packets, the first inside TLS and the next two
+// in plaintext right behind it, with login-only encryption.
+func TestLoginOnlyMultiPacketLogin7(t *testing.T) {
+	s, log := startServer(t, Config{EncryptionOff: true})
+	c := dialRaw(t, s)
+	if _, err := c.prelogin(prelogin.EncryptOff); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.startTLS(s, nil); err != nil {
+		t.Fatal(err)
+	}
+	l := goodLogin7()
+	l.featureExt = append([]byte{0x0B, 0x00, 0x20, 0x00, 0x00}, make([]byte, 0x2000)...) // 8 KiB of feature data
+	msg := encodeLogin7(l)
+	lw := &loginOnlyWriter{c: c}
+	if err := tds.NewWriter(lw, tds.DefaultPacketSize).WriteMessage(tds.TypeLogin7, msg); err != nil {
+		t.Fatal(err)
+	}
+	if lw.sent != 3 {
+		t.Fatalf("LOGIN7 of %d bytes went out in %d packets", len(msg), lw.sent)
+	}
+	c.src.r = c.b
+	c.w = tds.NewWriter(c.b, tds.DefaultPacketSize)
+	_, payload, err := c.r.ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := findToken(payload, tokenLoginAck); !ok {
+		t.Fatalf("no LOGINACK: % x", payload)
+	}
+	resp, err := c.query("SELECT 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row, ok := findToken(resp, tokenRow); !ok || row.values[0] != int32(1) {
+		t.Fatalf("SELECT 1: % x", resp)
+	}
+	log.wantMode(t, modeLoginOnly, 4096)
+}
