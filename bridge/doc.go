@@ -20,10 +20,13 @@
 // one TDS packet stays one record. Read goes through a read-ahead buffer
 // (64 KiB or more) and hands the TLS layer at most one record per call, so
 // the bridge always knows whether the next record is already complete in
-// the buffer and what its type and length are; Reader uses that to
-// coalesce records without blocking. The socket is read only when the
-// layer above asked for bytes that are not buffered: if nobody reads,
-// nothing is read and TCP pushes back on the peer.
+// the buffer and what its type and length are, and nothing after a record
+// has reached the TLS layer when the caller switches to plaintext. Reader
+// uses that to coalesce records without blocking: only in its no-block
+// mode does a Read hand over several records, all complete, all
+// application data. The socket is read only when the layer above asked for
+// bytes that are not buffered: if nobody reads, nothing is read and TCP
+// pushes back on the peer.
 //
 // Plaintext (StatePlaintext): raw bytes both ways, for login-only
 // encryption after the first LOGIN7 packet and for connections without
