@@ -43,15 +43,16 @@ type Conn struct {
 	hsMessages int
 	hsRead     int64
 
-	// noBlock is the no-block mode of Read, set by Reader around its
-	// extra reads: 0 means off; n > 0 means Read serves only a record that
-	// is complete in the buffer, is application data and has a length
-	// field above n, and otherwise fails at once with errWouldBlock.
-	noBlock atomic.Int32
+	// coalesce and noBlock are the modes Reader sets around its reads of
+	// the tls.Conn (see readPassthrough): coalesce > 0 lets a Read hand
+	// over, after the current record, the complete application-data
+	// records longer than coalesce that follow; noBlock makes a Read fail
+	// at once with errWouldBlock instead of reading the socket.
+	coalesce atomic.Int32
+	noBlock  atomic.Bool
 	// calls counts Reads in passthrough mode and extra is the number of
-	// whole records the last one handed over beyond the first (only
-	// no-block Reads hand several). Reader uses them to track how many
-	// records the tls.Conn holds unread.
+	// records the last one began beyond the first. Reader uses them to
+	// track how many records the tls.Conn holds unread.
 	calls atomic.Uint64
 	extra atomic.Int32
 

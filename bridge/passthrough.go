@@ -23,43 +23,40 @@ func (c *Conn) StartPassthrough() error {
 	return c.start(StatePassthrough, "StartPassthrough")
 }
 
-// readPassthrough serves at most one TLS record's bytes per call from the
-// read-ahead buffer, reading the socket (one Read into the free space of
-// the buffer) only when no byte of the current record is buffered.
+// readPassthrough serves the TLS layer from the read-ahead buffer, reading
+// the socket (one Read into the free space of the buffer) only when no
+// byte of the current record is buffered. By default a call hands over at
+// most one record.
 //
-// In no-block mode (set by Reader) it never touches the socket: it serves
-// only records that readyRecord approves (complete, application data,
-// longer than the threshold) and otherwise returns errWouldBlock. There it
-// fills p with the current record and the approved records after it (the
-// last one possibly in part: the tls.Conn asks for its rest in a later
-// no-block or blocking Read, which serves it because it is complete
-// here), so that crypto/tls, which allocates a little on every read of
-// its underlying conn and keeps a larger buffer once it had to grow it,
-// reads a batch of records with one call; c.extra records how many
-// records it began beyond the first. Called with rmu held.
+// Two modes, set by Reader around its reads of the tls.Conn:
+//   - coalescing (c.coalesce = n > 0): after the current record, the call
+//     also hands over the following records that readyRecord(n) approves
+//     (complete here, application data, longer than n), as many as fit in
+//     p, the last one possibly in part (the tls.Conn asks for its rest
+//     later, and it is complete here). crypto/tls allocates a little on
+//     every read of its underlying conn, so a batch per call saves both
+//     calls and allocations. c.extra records how many records the call
+//     began beyond the first.
+//   - no-block (c.noBlock): the call never touches the socket: it serves
+//     only an approved record and otherwise returns errWouldBlock.
+//
+// Called with rmu held.
 func (c *Conn) readPassthrough(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
 	c.calls.Add(1)
-	if minLen := int(c.noBlock.Load()); minLen > 0 {
-		if !c.ra.readyRecord(minLen) {
+	minLen := int(c.coalesce.Load())
+	if c.noBlock.Load() {
+		if minLen <= 0 || !c.ra.readyRecord(minLen) {
 			c.extra.Store(0)
 			return 0, errWouldBlock
 		}
-		n := c.ra.readRecord(p)
-		k := 0
-		for n < len(p) && c.ra.readyRecord(minLen) {
-			n += c.ra.readRecord(p[n:])
-			k++
-		}
-		c.extra.Store(int32(k))
-		return n, nil
+		return c.handExtra(p, c.ra.readRecord(p), minLen), nil
 	}
-	c.extra.Store(0)
 	for {
 		if n := c.ra.readRecord(p); n > 0 {
-			return n, nil
+			return c.handExtra(p, n, minLen), nil
 		}
 		if c.rerr != nil {
 			return 0, c.rerr
@@ -68,6 +65,19 @@ func (c *Conn) readPassthrough(p []byte) (int, error) {
 			return 0, c.readError(err, "bridge: passthrough: read")
 		}
 	}
+}
+
+// handExtra appends to p[:n] the approved records that follow, when
+// minLen > 0, and records in c.extra how many it began. Called with rmu
+// held.
+func (c *Conn) handExtra(p []byte, n, minLen int) int {
+	k := 0
+	for minLen > 0 && n < len(p) && c.ra.readyRecord(minLen) {
+		n += c.ra.readRecord(p[n:])
+		k++
+	}
+	c.extra.Store(int32(k))
+	return n
 }
 
 // readError classifies a socket read error in passthrough or plaintext

@@ -96,17 +96,21 @@ func (r *Reader) Read(p []byte) (int, error) {
 	if len(p) > r.chunk {
 		p = p[:r.chunk]
 	}
+	if r.minLen == 0 {
+		if cs := r.tc.ConnectionState(); cs.HandshakeComplete {
+			r.minLen = emptyRecordLen(cs)
+		}
+	}
+	r.b.coalesce.Store(r.minLen) // 0 until the handshake is done: no batches
 	n, err := r.readTLS(p)
-	if err != nil || n == len(p) {
+	if err != nil || n == len(p) || r.minLen == 0 {
+		r.b.coalesce.Store(0)
 		return n, err
 	}
-	if r.minLen == 0 {
-		r.minLen = emptyRecordLen(r.tc.ConnectionState())
-	}
 	for n < len(p) && (r.held > 0 || r.b.recordReady(r.minLen)) {
-		r.b.noBlock.Store(r.minLen)
+		r.b.noBlock.Store(true)
 		m, err := r.readTLS(p[n:])
-		r.b.noBlock.Store(0)
+		r.b.noBlock.Store(false)
 		n += m
 		if err != nil {
 			if !errors.Is(err, errWouldBlock) {
@@ -115,6 +119,7 @@ func (r *Reader) Read(p []byte) (int, error) {
 			break
 		}
 	}
+	r.b.coalesce.Store(0)
 	return n, nil
 }
 

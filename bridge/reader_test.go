@@ -168,9 +168,9 @@ func TestNoBlockNotSticky(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v.name, func(t *testing.T) {
 			p := newTLSPair(t, pairConfig{tr: memTransport, pki: small, tls13: v.tls13})
-			p.cb.noBlock.Store(emptyTLS13)
+			setModes(p.cb, emptyTLS13, true)
 			_, err := p.ctc.Read(make([]byte, 100))
-			p.cb.noBlock.Store(0)
+			setModes(p.cb, 0, false)
 			if !errors.Is(err, errWouldBlock) {
 				t.Fatalf("no-block Read with nothing buffered = %v, want errWouldBlock", err)
 			}
@@ -216,15 +216,15 @@ func TestReaderSkipsShortAndOtherRecords(t *testing.T) {
 	if n, err := b.Read(buf); n != 35 || err != nil {
 		t.Fatalf("Read = %d, %v", n, err)
 	}
-	b.noBlock.Store(emptyTLS12GCM)
-	defer b.noBlock.Store(0)
+	setModes(b, emptyTLS12GCM, true)
+	defer setModes(b, 0, false)
 	if b.recordReady(emptyTLS12GCM) {
 		t.Fatal("a 24-byte record is ready under the GCM threshold")
 	}
 	if _, err := b.Read(buf); !errors.Is(err, errWouldBlock) {
 		t.Fatalf("no-block Read of a possibly empty record = %v, want errWouldBlock", err)
 	}
-	b.noBlock.Store(emptyTLS12ChaCha)
+	setModes(b, emptyTLS12ChaCha, true)
 	if n, err := b.Read(buf); n != 29 || err != nil {
 		t.Fatalf("no-block Read under the ChaCha threshold = %d, %v; want the 29-byte record", n, err)
 	}
@@ -234,5 +234,42 @@ func TestReaderSkipsShortAndOtherRecords(t *testing.T) {
 	}
 	if _, err := b.Read(buf); !errors.Is(err, errWouldBlock) {
 		t.Fatalf("no-block Read of a handshake record = %v, want errWouldBlock", err)
+	}
+}
+
+func setModes(b *Conn, minLen int32, noBlock bool) {
+	b.coalesce.Store(minLen)
+	b.noBlock.Store(noBlock)
+}
+
+// In coalescing mode a blocking Read hands over its record and then the
+// approved records behind it that fit, the last one possibly in part; it
+// stops in front of a record of another type.
+func TestCoalescingHandout(t *testing.T) {
+	c, s := memPipe()
+	b := New(c, Options{Direct: true})
+	defer b.Close()
+	defer s.Close()
+	recs := [][]byte{
+		record(0x16, 10, 1),  // any type: the record the caller asked for
+		record(0x17, 100, 2), // approved
+		record(0x17, 100, 3), // approved, handed in part
+		record(0x15, 2, 4),   // alert: never in a batch
+	}
+	s.Write(bytes.Join(recs, nil))
+	setModes(b, emptyTLS12GCM, false)
+	defer setModes(b, 0, false)
+	buf := make([]byte, 15+105+50)
+	n, err := b.Read(buf)
+	if err != nil || n != len(buf) || !bytes.Equal(buf, bytes.Join(recs, nil)[:len(buf)]) {
+		t.Fatalf("Read = %d, %v; want the first record, the second and half the third", n, err)
+	}
+	if b.extra.Load() != 2 {
+		t.Fatalf("extra = %d, want 2", b.extra.Load())
+	}
+	buf = make([]byte, 1000)
+	n, err = b.Read(buf)
+	if err != nil || !bytes.Equal(buf[:n], recs[2][50:]) {
+		t.Fatalf("Read = %d, %v; want the rest of the third record and not the alert", n, err)
 	}
 }
