@@ -83,7 +83,9 @@ type conn struct {
 	encrypted  bool // every packet after login travels in TLS (full, strict)
 	packetSize int
 	tdsVersion uint32
-	database   string
+	database   string // current database (USE changes it)
+	loginDB    string // database after login, restored by RESETCONNECTION
+	resetAck   bool   // a RESETCONNECTION awaits its ENVCHANGE in the next response
 	tranID     uint64 // descriptor of the open transaction; 0: none
 	lastTranID uint64 // last descriptor handed out
 	scratch    []byte
@@ -426,6 +428,7 @@ func (c *conn) login() (connState, error) {
 	if l.Database != "" {
 		c.database = l.Database
 	}
+	c.loginDB = c.database
 	size := int(l.PacketSize)
 	if size == 0 {
 		size = tds.DefaultPacketSize
@@ -485,7 +488,9 @@ func (c *conn) request() (connState, error) {
 		c.logf("ignoring a %v message with the IGNORE bit", typ)
 		return stateReady, nil
 	}
-	reset := status&(tds.StatusResetConnection|tds.StatusResetConnectionSkipTran) != 0
+	if status&(tds.StatusResetConnection|tds.StatusResetConnectionSkipTran) != 0 {
+		c.resetSession()
+	}
 	switch typ {
 	case tds.TypeAttention:
 		c.logf("attention: answering DONE with the attention bit")
@@ -495,7 +500,7 @@ func (c *conn) request() (connState, error) {
 		if err != nil {
 			return stateDone, err
 		}
-		return stateReady, c.batch(text, reset)
+		return stateReady, c.batch(text)
 	case tds.TypeRPC:
 		return stateReady, c.refuse("tdstest: RPC requests (stored procedures, sp_executesql, queries with parameters) are not supported; send parameterless queries as SQL batches")
 	case tds.TypeTransactionManager:
@@ -512,10 +517,19 @@ func (c *conn) refuse(msg string) error {
 	return c.writeTokens(appendDone(b, doneError, 0, 0))
 }
 
-// writeTokens sends b as one tabular result message.
+// writeTokens sends b as one tabular result message, after a pending RESETCONNECTION
+// acknowledgement.
 func (c *conn) writeTokens(b []byte) error {
 	c.scratch = b
-	if err := c.out.WriteMessage(tds.TypeTabularResult, b); err != nil {
+	c.out.BeginMessage(tds.TypeTabularResult, 0)
+	var ack [6]byte
+	if _, err := c.out.Write(c.takeResetAck(ack[:0])); err != nil {
+		return fmt.Errorf("write response: %w", err)
+	}
+	if _, err := c.out.Write(b); err != nil {
+		return fmt.Errorf("write response: %w", err)
+	}
+	if err := c.out.EndMessage(); err != nil {
 		return fmt.Errorf("write response: %w", err)
 	}
 	return c.flush()

@@ -3,7 +3,8 @@
 // A Server listens on a loopback port and speaks enough of the TDS protocol (MS-TDS) for SQL Server
 // clients to connect, log in and run a small fixed set of queries:
 //
-//   - SELECT 1 (and SELECT of any integer literal, @@SPID, @@VERSION, @@SERVERNAME, @@TRANCOUNT)
+//   - SELECT 1 (and SELECT of any integer literal, N'<text>', @@SPID, @@VERSION, @@SERVERNAME,
+//     @@TRANCOUNT, DB_NAME())
 //   - SELECT REPLICATE(CAST(N'<s>' AS nvarchar(max)), <n>): an nvarchar(max) value
 //   - SELECT CAST(REPLICATE(CAST('<s>' AS varchar(max)), <n>) AS varbinary(max)): a varbinary(max) value
 //   - SET statements and USE <database>, which clients send on connect

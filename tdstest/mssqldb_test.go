@@ -117,10 +117,19 @@ func TestGoMSSQLDBValues(t *testing.T) {
 	if spid < firstSPID || !strings.Contains(version, "tdstest") || name != "tdstest" {
 		t.Fatalf("spid %d version %q name %q", spid, version, name)
 	}
-	if _, err := db.ExecContext(ctx, "SET NOCOUNT ON; USE tempdb; BEGIN TRAN; COMMIT"); err != nil {
+	conn, err := db.Conn(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := db.ExecContext(ctx, "DROP TABLE t")
+	if _, err := conn.ExecContext(ctx, "SET NOCOUNT ON; USE tempdb; BEGIN TRAN; COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	var dbName string
+	if err := conn.QueryRowContext(ctx, "SELECT DB_NAME()").Scan(&dbName); err != nil || dbName != "tempdb" {
+		t.Fatalf("DB_NAME() after USE tempdb: %q, %v", dbName, err)
+	}
+	_ = conn.Close()
+	_, err = db.ExecContext(ctx, "DROP TABLE t")
 	var me mssql.Error
 	if !errors.As(err, &me) || me.Number != 50000 || !strings.Contains(me.Message, "DROP TABLE t") {
 		t.Fatalf("unsupported statement: %v", err)
@@ -238,5 +247,25 @@ func TestGoMSSQLDBTransactions(t *testing.T) {
 		if err := conn.QueryRowContext(ctx, "SELECT @@TRANCOUNT").Scan(&n); err != nil || n != step.want {
 			t.Fatalf("after %s: @@TRANCOUNT %d, %v", step.sql, n, err)
 		}
+	}
+}
+
+// TestGoMSSQLDBResetConnection: a pooled connection that go-mssqldb reuses is reset
+// (RESETCONNECTION): USE and an open transaction do not leak into the next user.
+func TestGoMSSQLDBResetConnection(t *testing.T) {
+	s, _ := startServer(t, Config{})
+	db := openMSSQL(t, s.DSN("encrypt=true", "certificate="+s.CAFile(), "hostnameincertificate=localhost"))
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, "USE tempdb; BEGIN TRAN"); err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT DB_NAME(), @@TRANCOUNT").Scan(&name, &n); err != nil {
+		t.Fatal(err)
+	}
+	if name != "master" || n != 0 {
+		t.Fatalf("after reset: database %q, @@TRANCOUNT %d", name, n)
 	}
 }

@@ -13,7 +13,7 @@ import (
 var errUnsupported = errors.New("tdstest: unsupported statement")
 
 // supportedHelp lists what the server answers, for error messages.
-const supportedHelp = "the tdstest server answers SELECT <integer>, SELECT @@SPID/@@VERSION/@@SERVERNAME/@@TRANCOUNT, " +
+const supportedHelp = "the tdstest server answers SELECT <integer>, SELECT @@SPID/@@VERSION/@@SERVERNAME/@@TRANCOUNT, SELECT DB_NAME(), " +
 	"SELECT N'<text>', SELECT REPLICATE(CAST(N'<s>' AS nvarchar(max)), <n>), " +
 	"SELECT CAST(REPLICATE(CAST('<s>' AS varchar(max)), <n>) AS varbinary(max)), SET ..., USE <db>, " +
 	"and BEGIN TRAN/COMMIT/ROLLBACK"
@@ -380,6 +380,13 @@ func (p *parser) expr() (value, error) {
 		}
 		if p.keyword("CAST") {
 			return p.castVarBinary()
+		}
+		if p.keyword("DB_NAME") {
+			if !p.punct("(") || !p.punct(")") {
+				return value{}, p.fail("expected DB_NAME()")
+			}
+			u := appendUCS2(nil, p.sess.database)
+			return value{col: column{Type: typeNVarChar, MaxLen: 256}, unit: u, n: 1}, nil
 		}
 	}
 	return value{}, p.fail("unsupported expression")

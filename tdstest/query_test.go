@@ -53,13 +53,18 @@ func TestParseBatch(t *testing.T) {
 			}
 		}},
 		"version and servername": {batch: "SELECT @@VERSION, @@SERVERNAME", want: []stmtKind{stmtSelect}},
-		"nstring":                {batch: "SELECT N'hello'", want: []stmtKind{stmtSelect}},
-		"tedious connect":        {batch: tedious, want: []stmtKind{stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet}},
-		"set then select":        {batch: "SET NOCOUNT ON; SELECT 1", want: []stmtKind{stmtSet, stmtSelect}},
-		"use":                    {batch: "USE [tempdb]", want: []stmtKind{stmtUse}},
-		"transactions":           {batch: "BEGIN TRAN; COMMIT TRAN; ROLLBACK", want: []stmtKind{stmtTran, stmtTran, stmtTran}},
-		"comments":               {batch: "-- hello\n/* block */ SELECT 1 -- trailing", want: []stmtKind{stmtSelect}},
-		"empty":                  {batch: " ; ", want: nil},
+		"db_name": {batch: "SELECT DB_NAME()", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
+			if v := st[0].vals[0]; decodeUCS2(v.unit) != "master" {
+				t.Errorf("DB_NAME() = %q", decodeUCS2(v.unit))
+			}
+		}},
+		"nstring":         {batch: "SELECT N'hello'", want: []stmtKind{stmtSelect}},
+		"tedious connect": {batch: tedious, want: []stmtKind{stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet, stmtSet}},
+		"set then select": {batch: "SET NOCOUNT ON; SELECT 1", want: []stmtKind{stmtSet, stmtSelect}},
+		"use":             {batch: "USE [tempdb]", want: []stmtKind{stmtUse}},
+		"transactions":    {batch: "BEGIN TRAN; COMMIT TRAN; ROLLBACK", want: []stmtKind{stmtTran, stmtTran, stmtTran}},
+		"comments":        {batch: "-- hello\n/* block */ SELECT 1 -- trailing", want: []stmtKind{stmtSelect}},
+		"empty":           {batch: " ; ", want: nil},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

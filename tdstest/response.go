@@ -11,6 +11,22 @@ import (
 // envResetConnAck is the ENVCHANGE type that acknowledges RESETCONNECTION.
 const envResetConnAck = 18
 
+// resetSession handles the RESETCONNECTION bit of a request: the session goes back to its state
+// after login (database, no transaction), and the response starts with ENVCHANGE 18.
+func (c *conn) resetSession() {
+	c.database, c.tranID = c.loginDB, 0
+	c.resetAck = true
+}
+
+// takeResetAck appends the pending RESETCONNECTION acknowledgement, if any.
+func (c *conn) takeResetAck(b []byte) []byte {
+	if !c.resetAck {
+		return b
+	}
+	c.resetAck = false
+	return append(b, tokenEnvChange, 3, 0, envResetConnAck, 0, 0)
+}
+
 // DONE CurCmd values.
 const (
 	curCmdSelect = 0xC1
@@ -20,7 +36,7 @@ const (
 // batch answers one SQL batch: every statement's tokens in one tabular result message, streamed
 // through the packet writer. A batch the recognizer refuses gets ERROR 50000 and a DONE with the
 // error bit, and the connection stays usable.
-func (c *conn) batch(text string, reset bool) error {
+func (c *conn) batch(text string) error {
 	a, err := c.fault(PhaseQuery)
 	if err != nil {
 		return err
@@ -50,10 +66,7 @@ func (c *conn) batch(text string, reset bool) error {
 		}
 	}
 	c.out.BeginMessage(tds.TypeTabularResult, 0)
-	b := c.scratch[:0]
-	if reset {
-		b = append(b, tokenEnvChange, 3, 0, envResetConnAck, 0, 0)
-	}
+	b := c.takeResetAck(c.scratch[:0])
 	if perr != nil {
 		c.logf("refused batch %q: %v", shorten(text), perr)
 		b = appendMessage(b, tokenError, serverMessage{Number: 50000, State: 1, Class: 16, Text: perr.Error()})

@@ -27,13 +27,13 @@ func TestResponseIsStreamed(t *testing.T) {
 	c := &conn{srv: srv, raw: a, faults: faultState{f: &Faults{}}, sink: &faultWriter{w: cw}}
 	c.out = tds.NewWriter(c.sink, 4096)
 	const query = "SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 4194304)" // 8 MiB
-	if err := c.batch(query, false); err != nil {                          // warm up
+	if err := c.batch(query); err != nil {                                 // warm up
 		t.Fatal(err)
 	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	if err := c.batch(query, false); err != nil {
+	if err := c.batch(query); err != nil {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)
