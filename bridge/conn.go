@@ -28,16 +28,16 @@ type Conn struct {
 	smu   sync.Mutex
 	err   error // first permanent error (StateFailed); protected by smu
 
-	// Read side. Everything below up to wmu is protected by rmu.
-	rmu sync.Mutex
-	ra  readAhead // passthrough and plaintext
+	// Read side. Everything below up to coalesce is protected by rmu.
+	rmu  sync.Mutex
+	ra   readAhead // passthrough and plaintext
+	rerr error     // first permanent read error in passthrough or plaintext mode
 	// Handshake mode: hsIn reads the peer's messages straight from the
 	// socket; hsPayload is the unread rest of the current message (it
 	// aliases hsIn's buffer and is valid until the next ReadMessage);
 	// hsMessages counts the messages received; hsRead counts bytes read
 	// from the socket (to tell a timeout before a message from one
 	// inside it).
-	rerr       error // first permanent read error in passthrough or plaintext mode
 	hsIn       *tds.Reader
 	hsPayload  []byte
 	hsMessages int
@@ -57,11 +57,11 @@ type Conn struct {
 	extra atomic.Int32
 
 	// Write side, protected by wmu. Lock order: rmu before wmu.
-	wmu sync.Mutex
+	wmu  sync.Mutex
+	werr error // first permanent write error in passthrough or plaintext mode
 	// Handshake mode: flight collects what the TLS layer writes until it
 	// next reads; hsOut frames it into PRELOGIN packets; hsFlights counts
 	// the flights sent; hsWritten counts bytes written to the socket.
-	werr      error // first permanent write error in passthrough or plaintext mode
 	flight    []byte
 	hsOut     *tds.Writer
 	hsFlights int

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -398,5 +399,57 @@ func TestStartKeepsUnreadPayload(t *testing.T) {
 				t.Fatalf("read %q, want rest|socket", got)
 			}
 		})
+	}
+}
+
+// Item 2 and 4 with real TLS: a server that answers the ClientHello with
+// a packet of the wrong type, or changes type inside a message, fails the
+// handshake with an error that says so.
+func TestHandshakeWrongTypeMidHandshake(t *testing.T) {
+	small, _ := pkis(t)
+	tests := []struct {
+		name    string
+		reply   func(w io.Writer) error
+		wantErr error
+	}{
+		{"SQL batch reply", func(w io.Writer) error {
+			return tds.NewWriter(w, 4096).WriteMessage(tds.TypeSQLBatch, []byte{0x16, 3, 3, 0, 0})
+		}, tds.ErrUnexpectedType},
+		{"type changes inside the message", func(w io.Writer) error {
+			pkt := tds.Header{Type: tds.TypePrelogin, Length: 10, PacketID: 1}.Append(nil)
+			pkt = append(pkt, 0x16, 3)
+			pkt = append(pkt, tds.Header{Type: tds.TypeTabularResult, Status: tds.StatusEOM, Length: 10, PacketID: 2}.Append(nil)...)
+			pkt = append(pkt, 3, 0)
+			_, err := w.Write(pkt)
+			return err
+		}, tds.ErrTypeChanged},
+	}
+	for _, tr := range transports {
+		for _, tt := range tests {
+			t.Run(tr.name+"/"+tt.name, func(t *testing.T) {
+				c, s := tr.pair(t)
+				cb := New(c, Options{Role: RoleClient})
+				defer cb.Close()
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					if _, _, err := tds.NewReader(s, tds.ReaderConfig{}).ReadMessage(); err != nil {
+						return
+					}
+					tt.reply(s)
+				}()
+				ccfg, _ := pairConfig{pki: small}.configs()
+				err := tls.Client(cb, ccfg).Handshake()
+				state := cb.State()
+				cb.Close()
+				<-done
+				if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), "bridge: handshake: read PRELOGIN reply") {
+					t.Fatalf("handshake error %v, want %v with the phase", err, tt.wantErr)
+				}
+				if state != StateFailed {
+					t.Fatalf("state %v, want failed", state)
+				}
+			})
+		}
 	}
 }

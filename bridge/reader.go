@@ -36,8 +36,12 @@ const (
 // every CBC suite crypto/tls offers). The extra reads run in the bridge's
 // no-block mode: they never read the socket and never wait; a record that
 // is not complete ends the batch with a temporary "would block" error that
-// crypto/tls does not keep. So one Read returns many small records at the
-// cost of one socket read, which is where the speed comes from.
+// crypto/tls does not keep. While a Reader reads, the bridge may also hand
+// the tls.Conn several such approved records in one call (crypto/tls then
+// decrypts them one by one from its own buffer), which saves calls and the
+// small allocation crypto/tls makes per read of its underlying conn. So
+// one Read returns many small records at the cost of one socket read,
+// which is where the speed comes from.
 //
 // A Read stops in front of any other record type (handshake, alert,
 // change_cipher_spec), so that e.g. a TLS 1.2 renegotiation request or
