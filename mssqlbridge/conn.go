@@ -93,6 +93,10 @@ type conn struct {
 
 	wmu     sync.Mutex // serializes Writes
 	scratch []byte     // copy of a packet the conn must patch; guarded by wmu
+	// login collects a login-only LOGIN7 message that the driver split into several packets
+	// (see writeLogin); loginHdr is the header of its first packet. Guarded by wmu.
+	login    []byte
+	loginHdr tds.Header
 
 	rmu     sync.Mutex // serializes Reads
 	pending []byte     // the patched PRELOGIN reply, served first; set by negotiate before ready, then guarded by rmu
@@ -199,27 +203,100 @@ func (c *conn) Write(p []byte) (int, error) {
 	return min(n, len(p)), err
 }
 
-// writeLogin sends the first LOGIN7 packet of a login-only connection through TLS, then
-// switches both directions to plaintext.
+// writeLogin handles the driver's LOGIN7 packets in login-only mode: the first LOGIN7 packet
+// goes through TLS, then both directions switch to plaintext (MS-TDS encrypts only that
+// packet). The driver frames LOGIN7 with its configured packet size, so with a small size
+// (down to 512) and long names the password would lie in a later packet and cross in clear.
+// So a LOGIN7 that comes in several packets is collected to its last packet (EOM) and
+// re-framed in packets of at least 4096 bytes, the size every server accepts before the
+// packet size is negotiated: the fixed part, host name, user name and password (at most
+// 94 + 3*256 bytes) then always travel in the first packet, inside TLS. A LOGIN7 of one
+// packet, the usual case, is sent as it came. Called with wmu held.
 func (c *conn) writeLogin(p []byte) (int, error) {
-	if len(p) < tds.HeaderSize || tds.PacketType(p[0]) != tds.TypeLogin7 {
+	h, err := tds.ParseHeader(p)
+	if err != nil || h.Type != tds.TypeLogin7 || int(h.Length) != len(p) {
 		err := fmt.Errorf("%w: login-only encryption expects the LOGIN7 packet, got % x", ErrUnexpectedWrite, p[:min(len(p), tds.HeaderSize)])
 		c.transition(stateFailed, err)
 		return 0, err
 	}
-	n, err := c.tlsConn.Write(p)
-	if err != nil {
-		err = fmt.Errorf("mssqlbridge: send LOGIN7 through TLS: %w", err)
+	if c.login == nil && h.Status&tds.StatusEOM != 0 {
+		if err := c.sendLogin(p, nil); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	if c.login == nil {
+		c.loginHdr = h
+	}
+	c.login = append(c.login, p[tds.HeaderSize:]...)
+	if len(c.login) > maxLogin7Size {
+		err := fmt.Errorf("%w: LOGIN7 message longer than %d bytes", ErrUnexpectedWrite, maxLogin7Size)
 		c.transition(stateFailed, err)
 		return 0, err
+	}
+	if h.Status&tds.StatusEOM == 0 {
+		return len(p), nil // the rest of the message comes in the next Writes
+	}
+	// Re-frame: the first packet through TLS, the others in plaintext after the switch.
+	var first []byte
+	var rest []byte
+	w := tds.NewWriter(packetSink(func(pkt []byte) error {
+		if first == nil {
+			first = append([]byte(nil), pkt...)
+		} else {
+			rest = append(rest, pkt...)
+		}
+		return nil
+	}), max(int(c.loginHdr.Length), tds.DefaultPacketSize))
+	w.SetSPID(c.loginHdr.SPID)
+	w.BeginMessage(tds.TypeLogin7, c.loginHdr.Status&^tds.StatusEOM)
+	_, _ = w.Write(c.login) // the sink never fails
+	_ = w.EndMessage()
+	c.login = nil
+	if err := c.sendLogin(first, rest); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// maxLogin7Size is the longest LOGIN7 message the conn collects (MS-TDS: 128 KiB).
+const maxLogin7Size = 128 << 10
+
+// sendLogin sends first (one LOGIN7 packet) through TLS, switches both directions to
+// plaintext, and sends rest (the following LOGIN7 packets, if any) in plaintext.
+func (c *conn) sendLogin(first, rest []byte) error {
+	fail := func(err error) error {
+		c.transition(stateFailed, err)
+		return err
+	}
+	if _, err := c.tlsConn.Write(first); err != nil {
+		return fail(fmt.Errorf("mssqlbridge: send LOGIN7 through TLS: %w", err))
 	}
 	if err := c.bridge.StartPlaintext(); err != nil {
-		err = fmt.Errorf("mssqlbridge: switch to plaintext after LOGIN7: %w", err)
-		c.transition(stateFailed, err)
-		return 0, err
+		return fail(fmt.Errorf("mssqlbridge: switch to plaintext after LOGIN7: %w", err))
+	}
+	for len(rest) > 0 {
+		h, err := tds.ParseHeader(rest)
+		if err != nil {
+			return fail(fmt.Errorf("mssqlbridge: re-framed LOGIN7: %w", err))
+		}
+		if _, err := c.plainW.Write(rest[:h.Length]); err != nil {
+			return fail(fmt.Errorf("mssqlbridge: send LOGIN7 in plaintext: %w", err))
+		}
+		rest = rest[h.Length:]
 	}
 	c.transition(statePlain, nil)
-	return n, nil
+	return nil
+}
+
+// packetSink is an io.Writer that hands each Write (one packet from a tds.Writer) to a func.
+type packetSink func(pkt []byte) error
+
+func (f packetSink) Write(p []byte) (int, error) {
+	if err := f(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // patchLogin returns p, or in strict mode, for the first packet of a LOGIN7 that asks for
@@ -282,9 +359,15 @@ func (c *conn) await(ch chan struct{}) error {
 	return c.stickyErr(c.state())
 }
 
+// closeNotifyTimeout bounds the wait for the TLS close_notify alert to leave in Close.
+const closeNotifyTimeout = 100 * time.Millisecond
+
 // Close closes the connection and unblocks any Read or Write. In full encryption it sends a
 // TLS close_notify first, as go-mssqldb's own TLS does (crypto/tls skips it if a Write is
-// blocked). A second Close returns an error matching net.ErrClosed.
+// blocked). Close does not wait more than closeNotifyTimeout for the alert: crypto/tls
+// would wait up to 5 s when the server has stopped reading and the socket's send buffer is
+// full; past the bound the socket is closed, and the alert is given up without an error. A
+// second Close returns an error matching net.ErrClosed.
 func (c *conn) Close() error {
 	prev := c.state()
 	if !c.transition(stateClosed, nil) {
@@ -292,7 +375,16 @@ func (c *conn) Close() error {
 	}
 	var err error
 	if prev == stateFull && c.tlsConn != nil {
+		var cut atomic.Bool
+		t := time.AfterFunc(closeNotifyTimeout, func() {
+			cut.Store(true)
+			_ = c.raw.Close()
+		})
 		err = c.tlsConn.Close()
+		t.Stop()
+		if cut.Load() {
+			err = nil // the alert could not leave in time; the connection is closed all the same
+		}
 	}
 	if cerr := c.raw.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) && err == nil {
 		err = cerr

@@ -200,7 +200,6 @@ func TestConnectorCloseDuringBlockedRead(t *testing.T) {
 // buffer is full; a real fill leaves room for a small alert more often than not).
 func TestCloseStalledPeer(t *testing.T) {
 	t.Parallel()
-	knownBug(t, "mssqlbridge: Close blocks up to 5 s on close_notify when the server has stopped reading")
 	s := startTDS(t, tdstest.Config{})
 	var sc *stallConn
 	conn := dialConnectorWith(t, s.DSN("encrypt=true", "certificate="+s.CAFile()), s.Addr,

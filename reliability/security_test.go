@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -441,7 +442,6 @@ func checkCertCase(t *testing.T, dsn string, opt *tls.Config, want int, native b
 // the first packet. It must still never cross in the clear.
 func TestLoginOnlySmallPacketSize(t *testing.T) {
 	t.Parallel()
-	knownBug(t, "mssqlbridge: login-only sends the LOGIN7 packets after the first in clear, password included")
 	user := strings.Repeat("u", 128)
 	s := startTDS(t, tdstest.Config{EncryptionOff: true, User: user})
 	p := proxy(t, s.Addr, nil)
@@ -457,4 +457,80 @@ func TestLoginOnlySmallPacketSize(t *testing.T) {
 	ss := waitSessions(t, p)
 	t.Logf("client packet types in clear: % x", ss[0].ClearTDSTypes(ClientToServer))
 	assertNoLoginInClear(t, ss[0], tdstest.DefaultPassword)
+}
+
+// TestLoginOnlyLongLogin7: a LOGIN7 message of several packets in login-only mode, driven
+// through the connector's conn as go-mssqldb would send it (512-byte packets), reaches a
+// login-only server whole and in order: the first packet inside TLS, carrying at least the
+// first 4088 bytes of the message, the rest in plaintext.
+func TestLoginOnlyLongLogin7(t *testing.T) {
+	t.Parallel()
+	msg := pattern("LOGIN7-payload-", 10_000)
+	type got struct {
+		first   int // payload bytes of the first (TLS) packet
+		payload []byte
+		err     error
+	}
+	result := make(chan got, 1)
+	cfg := serverTLS(t)
+	s := scriptServer(t, func(c net.Conn) {
+		var g got
+		defer func() { result <- g }()
+		if _, g.err = ReadClientPrelogin(c); g.err != nil {
+			return
+		}
+		if _, g.err = c.Write(PreloginReply(prelogin.EncryptOff)); g.err != nil {
+			return
+		}
+		b := bridge.New(c, bridge.Options{Role: bridge.RoleServer})
+		tc := tls.Server(b, cfg)
+		if g.err = tc.Handshake(); g.err != nil {
+			return
+		}
+		if g.err = b.StartPassthrough(); g.err != nil {
+			return
+		}
+		h, body, err := tds.NewReader(tc, tds.ReaderConfig{}).ReadPacket()
+		if g.err = err; err != nil {
+			return
+		}
+		g.first = len(body)
+		g.payload = append(g.payload, body...)
+		if g.err = b.StartPlaintext(); g.err != nil {
+			return
+		}
+		rd := tds.NewReader(b, tds.ReaderConfig{MaxMessageSize: 1 << 20})
+		for h.Status&tds.StatusEOM == 0 {
+			h, body, g.err = rd.ReadPacket()
+			if g.err != nil {
+				return
+			}
+			if h.Type != tds.TypeLogin7 {
+				g.err = fmt.Errorf("packet of type %v in the LOGIN7 message", h.Type)
+				return
+			}
+			g.payload = append(g.payload, body...)
+		}
+	})
+	conn := dialConnector(t, "sqlserver://sa:pw@"+s.Addr+"?encrypt=false&TrustServerCertificate=true", s.Addr)
+	defer conn.Close()
+	if _, err := conn.Write(driverPrelogin()); err != nil {
+		t.Fatalf("PRELOGIN: %v", err)
+	}
+	w := tds.NewWriter(conn, tds.MinPacketSize)
+	if err := w.WriteMessage(tds.TypeLogin7, msg); err != nil {
+		t.Fatalf("LOGIN7: %v", err)
+	}
+	var g got
+	_ = within(t, "server", func() error { g = <-result; return nil })
+	if g.err != nil {
+		t.Fatalf("server: %v", g.err)
+	}
+	t.Logf("first packet (in TLS): %d payload bytes; message: %d bytes", g.first, len(g.payload))
+	if g.first < tds.DefaultPacketSize-tds.HeaderSize {
+		t.Errorf("the TLS packet carried %d payload bytes, want at least %d", g.first, tds.DefaultPacketSize-tds.HeaderSize)
+	}
+	if !bytes.Equal(g.payload, msg) {
+		t.Errorf("the server got %d bytes, not the %d-byte message (first difference at %d)", len(g.payload), len(msg), firstDiff(g.payload, msg))
+	}
 }
