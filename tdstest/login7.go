@@ -16,13 +16,12 @@ const (
 	verTDS80  uint32 = 0x08000000
 )
 
-// LOGIN7 layout (MS-TDS 2.2.6.4): a 36-byte fixed part, then the OffsetLength table.
+// LOGIN7 layout (MS-TDS 2.2.6.4): a 36-byte fixed part, then the OffsetLength table (58 bytes
+// for TDS 7.2 and later), then the variable data the table points into.
 const (
-	login7FixedLen   = 36
-	login7HeaderLen  = 94 // fixed part + OffsetLength table for TDS 7.2 and later
+	login7HeaderLen  = 94 // fixed part + OffsetLength table
 	login7MaxNameLen = 128
 	login7MaxPwdLen  = 128
-	login7MaxSSPI    = 0 // integrated authentication is not supported
 
 	optFlags3Extension = 0x10
 	featureExtTerm     = 0xFF
