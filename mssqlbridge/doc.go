@@ -28,8 +28,10 @@
 //     reads the server's reply with ENCRYPTION set to NOT_SUP.
 //  2. Full encryption: every driver Write (one TDS packet) is one tls.Conn Write (one record).
 //     Login-only (encrypt=false against a server whose setting is OFF): the first LOGIN7
-//     packet through TLS, then plaintext both ways. No encryption: plaintext through the
-//     bridge's plaintext mode.
+//     packet through TLS, then plaintext both ways; a LOGIN7 the driver split into several
+//     packets (small packet sizes) is re-framed in packets of at least 4096 bytes first, so
+//     that the password always travels in the TLS packet. No encryption: plaintext through
+//     the bridge's plaintext mode.
 //  3. Reads: the driver reads every packet as an 8-byte header and then its body. The conn
 //     serves those reads from a 64 KiB read-ahead buffer, filled by bridge.Reader (which
 //     coalesces TLS records) or by the bridge's plaintext read-ahead: no system call and no
