@@ -22,8 +22,11 @@ const (
 	// after the first LOGIN7 packet, or a connection without TLS). Read
 	// serves the read-ahead buffer without record framing.
 	StatePlaintext
-	// StateFailed: a permanent error happened; every later call returns
-	// it (sticky). Only Close leaves this state.
+	// StateFailed: a permanent error happened in handshake mode (socket,
+	// framing, packet type, EOF; also while StartPassthrough or
+	// StartPlaintext sends the last flight); every later call returns it
+	// (sticky). Only Close leaves this state. In passthrough and plaintext
+	// mode permanent errors are sticky per direction instead (see Conn).
 	StateFailed
 	// StateClosed: Close was called. Every later call returns an error
 	// that matches net.ErrClosed.
@@ -50,8 +53,8 @@ func (s State) String() string {
 // state from, as a bit set indexed by State.
 var allowedTransitions = [...]uint8{
 	StateHandshake:   1<<StatePassthrough | 1<<StatePlaintext | 1<<StateFailed | 1<<StateClosed,
-	StatePassthrough: 1<<StatePlaintext | 1<<StateFailed | 1<<StateClosed,
-	StatePlaintext:   1<<StateFailed | 1<<StateClosed,
+	StatePassthrough: 1<<StatePlaintext | 1<<StateClosed,
+	StatePlaintext:   1 << StateClosed,
 	StateFailed:      1 << StateClosed,
 	StateClosed:      0,
 }
