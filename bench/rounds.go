@@ -38,15 +38,21 @@ const minSlice = 20 * time.Millisecond
 // later ones do not.
 const warmupSlice = 50 * time.Millisecond
 
-// runRounds measures every arm of every cell once per round, cells in order and, inside a cell,
-// arms in order on even rounds and in reverse on odd ones. Each sample is given an equal share of
-// what is left of budget (at least minSlice), so that setup costs between samples (connecting,
-// collecting garbage, an operation that overruns its slice) do not make the run overrun the
-// budget. Each sample starts with one unmeasured operation and a garbage collection (see
-// measureFor), so that no arm pays for the garbage of the one before it. Before the first round
-// every arm runs once for warmupSlice, unmeasured (that time counts against budget). It stops at
-// the first error; the cells' summaries are computed from the samples taken, whether it stopped
-// early or not.
+// runRounds measures every arm of every cell once per round. Groups (driver, transport, floor)
+// run one after the other, each with all its rounds, because a switch from one kind of work to
+// another makes the first samples after it dearer (measured: the first driver arm after the
+// transport cells paid up to 4x); within a group, every round visits every cell in order and,
+// inside a cell, the arms in order on even rounds and in reverse on odd ones, so that slow drifts
+// of the machine hit every arm alike and paired arms run side by side. Only arms of one cell are
+// compared, never groups with each other.
+//
+// Each sample is given an equal share of what is left of budget (at least minSlice), so that
+// setup costs between samples (connecting, collecting garbage, an operation that overruns its
+// slice) do not make the run overrun the budget. Each sample starts with one unmeasured
+// operation and a garbage collection (see measureFor), so that no arm pays for the garbage of the
+// one before it. Before the first round of a group, every arm of the group runs once for
+// warmupSlice, unmeasured (that time counts against budget). It stops at the first error; the
+// cells' summaries are computed from the samples taken, whether it stopped early or not.
 func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time.Duration, prog *progress) error {
 	total := 0
 	for _, c := range cells {
@@ -63,36 +69,50 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 			c.result.finish(c.pairs)
 		}
 	}()
-	prog.note("warming up %d arms", total)
-	for _, c := range cells {
-		for _, a := range c.arms {
-			if _, err := a.sample(ctx, warmupSlice); err != nil {
-				return fmt.Errorf("bench: %s %s, %s, warm-up: %w", c.result.Group, c.result.Name, a.name, err)
+	prog.begin(left)
+	for _, group := range groupCells(cells) {
+		prog.note("warming up the %s arms", group[0].result.Group)
+		for _, c := range group {
+			for _, a := range c.arms {
+				if _, err := a.sample(ctx, warmupSlice); err != nil {
+					return fmt.Errorf("bench: %s %s, %s, warm-up: %w", c.result.Group, c.result.Name, a.name, err)
+				}
 			}
 		}
-	}
-	prog.begin(left)
-	for r := 0; r < rounds; r++ {
-		for _, c := range cells {
-			for k := range c.arms {
-				i := k
-				if r%2 == 1 {
-					i = len(c.arms) - 1 - k
+		for r := 0; r < rounds; r++ {
+			for _, c := range group {
+				for k := range c.arms {
+					i := k
+					if r%2 == 1 {
+						i = len(c.arms) - 1 - k
+					}
+					a := c.arms[i]
+					prog.step(fmt.Sprintf("%s round %d/%d", c.result.Group, r+1, rounds), c.result.Name+": "+a.name)
+					slice := max((budget-time.Since(start))/time.Duration(left), minSlice)
+					left--
+					s, err := a.sample(ctx, slice)
+					if err != nil {
+						return fmt.Errorf("bench: %s %s, %s, round %d: %w", c.result.Group, c.result.Name, a.name, r+1, err)
+					}
+					s.Round = r + 1
+					c.result.Arms[i].Samples = append(c.result.Arms[i].Samples, s)
 				}
-				a := c.arms[i]
-				prog.step(fmt.Sprintf("round %d/%d", r+1, rounds), c.result.Group+" "+c.result.Name+": "+a.name)
-				slice := max((budget-time.Since(start))/time.Duration(left), minSlice)
-				left--
-				s, err := a.sample(ctx, slice)
-				if err != nil {
-					return fmt.Errorf("bench: %s %s, %s, round %d: %w", c.result.Group, c.result.Name, a.name, r+1, err)
-				}
-				s.Round = r + 1
-				c.result.Arms[i].Samples = append(c.result.Arms[i].Samples, s)
 			}
 		}
 	}
 	return nil
+}
+
+// groupCells splits cells into runs of the same group, in order.
+func groupCells(cells []*cellRunner) [][]*cellRunner {
+	var groups [][]*cellRunner
+	for i, c := range cells {
+		if i == 0 || c.result.Group != cells[i-1].result.Group {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], c)
+	}
+	return groups
 }
 
 // filterCells keeps the cells whose "group name" matches cellsRe and, in them, the arms whose

@@ -26,7 +26,8 @@ func TestRunRoundsInterleaves(t *testing.T) {
 	if err := runRounds(context.Background(), []*cellRunner{c1, c2}, 3, 0, newProgress(io.Discard)); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"A", "B", "F" /* warm-up */, "A", "B", "F", "B", "A", "F", "A", "B", "F"}
+	// Groups one after the other, each with its warm-up, then its rounds.
+	want := []string{"A", "B" /* warm-up */, "A", "B", "B", "A", "A", "B", "F" /* warm-up */, "F", "F", "F"}
 	if !reflect.DeepEqual(order, want) {
 		t.Errorf("order %v, want %v", order, want)
 	}
@@ -107,5 +108,20 @@ func TestFilterCells(t *testing.T) {
 	}
 	if all := filterCells(cells(), nil, nil); len(all) != 3 {
 		t.Errorf("nil patterns kept %d cells, want 3", len(all))
+	}
+}
+
+func TestGroupCells(t *testing.T) {
+	mk := func(group string) *cellRunner { return &cellRunner{result: &cellResult{Group: group}} }
+	cells := []*cellRunner{mk(groupDriver), mk(groupDriver), mk(groupTransport), mk(groupFloor), mk(groupFloor)}
+	var sizes []int
+	for _, g := range groupCells(cells) {
+		sizes = append(sizes, len(g))
+	}
+	if !reflect.DeepEqual(sizes, []int{2, 1, 2}) {
+		t.Errorf("group sizes %v, want [2 1 2]", sizes)
+	}
+	if groupCells(nil) != nil {
+		t.Errorf("groupCells(nil) is not nil")
 	}
 }
