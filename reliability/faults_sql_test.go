@@ -168,9 +168,12 @@ func TestFaultMatrixSQL(t *testing.T) {
 			query:  "SELECT 1",
 			ctxTO:  500 * time.Millisecond,
 			check:  wantTimeout,
-			// go-mssqldb then waits up to 10 s (its cancelDrainTimeout) for the server's
-			// cancellation confirmation, which a stalled server never sends: one mode only.
-			only: "full",
+			// go-mssqldb then waits for the server's cancellation confirmation, which a
+			// stalled server never sends, up to 10 s (its cancelDrainTimeout) unless a
+			// connection timeout ends the drain's reads first: one mode only, and a
+			// connection timeout to keep the test short.
+			params: []string{"connection timeout=2"},
+			only:   "full",
 		},
 		{
 			name:   "stall-mid-result-context",
@@ -178,9 +181,12 @@ func TestFaultMatrixSQL(t *testing.T) {
 			query:  bigQuery,
 			ctxTO:  500 * time.Millisecond,
 			check:  wantTimeout,
-			// go-mssqldb then waits up to 10 s (its cancelDrainTimeout) for the server's
-			// cancellation confirmation, which a stalled server never sends: one mode only.
-			only: "full",
+			// go-mssqldb then waits for the server's cancellation confirmation, which a
+			// stalled server never sends, up to 10 s (its cancelDrainTimeout) unless a
+			// connection timeout ends the drain's reads first: one mode only, and a
+			// connection timeout to keep the test short.
+			params: []string{"connection timeout=2"},
+			only:   "full",
 		},
 		{
 			name:   "stall-mid-result-connection-timeout",
