@@ -6,8 +6,9 @@
 // Run it with `make bench` (that is `go run ./bench`). With no flags it starts the servers it
 // needs in a child process (the same executable re-run in a hidden child mode), so the client CPU
 // it reports, taken with getrusage(RUSAGE_SELF), is the client's alone. Measurements run in
-// rounds; every round visits every cell and, inside a cell, every arm in turn (A B A B ..., the
-// order reversed on odd rounds), so slow drifts of the machine hit every arm alike. Figures are
+// rounds, group by group (driver, then transport, then floor); every round visits every cell of
+// the group and, inside a cell, every arm in turn (A B A B ..., the order reversed on odd
+// rounds), so slow drifts of the machine hit every arm alike. Figures are
 // medians over the rounds with their spread; a ratio bridged/native is the median of the per-round
 // paired ratios, with the number of rounds in which the bridged arm was cheaper and the two-sided
 // sign-test p-value of that count.
