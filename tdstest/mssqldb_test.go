@@ -179,6 +179,36 @@ func TestGoMSSQLDBCancel(t *testing.T) {
 	}
 }
 
+// TestGoMSSQLDBWaitFor: WAITFOR DELAY waits and completes; cancelled, it ends with the context's
+// error once the server acknowledged the ATTENTION, and the pool stays usable.
+func TestGoMSSQLDBWaitFor(t *testing.T) {
+	s, log := startServer(t, Config{})
+	db := openMSSQL(t, s.DSN("encrypt=true", "certificate="+s.CAFile(), "hostnameincertificate=localhost"))
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(context.Background(), "WAITFOR DELAY '00:00:00.050'; SELECT 1"); err != nil {
+		t.Fatalf("short WAITFOR: %v", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := db.ExecContext(ctx, "WAITFOR DELAY '00:00:30'")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled WAITFOR: err = %v, want context.DeadlineExceeded", err)
+	}
+	// A bound that only a lost ATTENTION would reach, not a speed target.
+	if d := time.Since(start); d > 15*time.Second {
+		t.Fatalf("cancelled WAITFOR took %v", d)
+	}
+	var one int
+	if err := db.QueryRowContext(context.Background(), "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("SELECT 1 after cancel: %d, %v", one, err)
+	}
+	if !strings.Contains(log.String(), "attention during WAITFOR") {
+		t.Error("the server saw no ATTENTION during the WAITFOR")
+	}
+}
+
 // TestGoMSSQLDBRefused: combinations the negotiation table (or strict mode) refuses fail cleanly.
 func TestGoMSSQLDBRefused(t *testing.T) {
 	tests := map[string]struct {

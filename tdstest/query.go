@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -16,7 +17,7 @@ var errUnsupported = errors.New("tdstest: unsupported statement")
 const supportedHelp = "the tdstest server answers SELECT <integer>, SELECT @@SPID/@@VERSION/@@SERVERNAME/@@TRANCOUNT, SELECT DB_NAME(), " +
 	"SELECT N'<text>', SELECT REPLICATE(CAST(N'<s>' AS nvarchar(max)), <n>), " +
 	"SELECT CAST(REPLICATE(CAST('<s>' AS varchar(max)), <n>) AS varbinary(max)), SET ..., USE <db>, " +
-	"and BEGIN TRAN/COMMIT/ROLLBACK"
+	"WAITFOR DELAY 'hh:mm:ss', and BEGIN TRAN/COMMIT/ROLLBACK"
 
 type stmtKind uint8
 
@@ -25,6 +26,7 @@ const (
 	stmtUse                    // USE db: ENVCHANGE database, DONE
 	stmtSelect                 // one row of values
 	stmtTran                   // BEGIN TRAN / COMMIT / ROLLBACK: ENVCHANGE of the transaction, DONE
+	stmtWaitFor                // WAITFOR DELAY: DONE after the delay, or DONE with the attention bit
 )
 
 // value is one column value of a SELECT.
@@ -42,6 +44,7 @@ type statement struct {
 	db   string  // stmtUse
 	// stmtTran: BEGIN (begin), COMMIT (commit) or ROLLBACK (neither)
 	begin, commit bool
+	delay         time.Duration // stmtWaitFor
 }
 
 // sessionInfo supplies the values of @@ variables.
@@ -181,7 +184,7 @@ var statementStarts = map[string]bool{
 	"SET": true, "SELECT": true, "USE": true, "IF": true, "BEGIN": true, "COMMIT": true,
 	"ROLLBACK": true, "DECLARE": true, "EXEC": true, "EXECUTE": true, "INSERT": true,
 	"UPDATE": true, "DELETE": true, "CREATE": true, "DROP": true, "ALTER": true, "PRINT": true,
-	"WHILE": true, "RETURN": true, "WITH": true, "SAVE": true,
+	"WHILE": true, "RETURN": true, "WITH": true, "SAVE": true, "WAITFOR": true,
 }
 
 // parser walks the tokens of one batch.
@@ -299,8 +302,63 @@ func (p *parser) statement() (statement, error) {
 		return statement{kind: stmtTran}, nil
 	case p.keyword("SELECT"):
 		return p.selectList()
+	case p.keyword("WAITFOR"):
+		return p.waitFor()
 	}
 	return statement{}, p.fail("unsupported statement")
+}
+
+// maxWaitFor bounds WAITFOR DELAY, as SQL Server does (less than 24 hours).
+const maxWaitFor = 24 * time.Hour
+
+// waitFor parses the rest of WAITFOR DELAY 'hh:mm[:ss[.fff]]'.
+func (p *parser) waitFor() (statement, error) {
+	if !p.keyword("DELAY") {
+		return statement{}, p.fail("only WAITFOR DELAY is supported")
+	}
+	t := p.peek()
+	if p.eof() || t.kind != lexString {
+		return statement{}, p.fail("WAITFOR DELAY needs a 'hh:mm:ss' string")
+	}
+	d, ok := parseDelay(t.text)
+	if !ok {
+		return statement{}, p.fail("WAITFOR DELAY needs a time 'hh:mm[:ss[.fff]]' under 24 hours")
+	}
+	p.i++
+	return statement{kind: stmtWaitFor, delay: d}, nil
+}
+
+// parseDelay parses hh:mm[:ss[.fff]] into a duration under maxWaitFor.
+func parseDelay(s string) (time.Duration, bool) {
+	hms, frac, hasFrac := strings.Cut(s, ".")
+	parts := strings.Split(hms, ":")
+	if len(parts) < 2 || len(parts) > 3 || (hasFrac && len(parts) != 3) {
+		return 0, false
+	}
+	limits := []int{23, 59, 59}
+	units := []time.Duration{time.Hour, time.Minute, time.Second}
+	var d time.Duration
+	for i, part := range parts {
+		n, err := strconv.Atoi(part)
+		if err != nil || n < 0 || n > limits[i] || len(part) > 2 {
+			return 0, false
+		}
+		d += time.Duration(n) * units[i]
+	}
+	if hasFrac {
+		if frac == "" || len(frac) > 3 {
+			return 0, false
+		}
+		n, err := strconv.Atoi(frac)
+		if err != nil || n < 0 {
+			return 0, false
+		}
+		for range 3 - len(frac) {
+			n *= 10
+		}
+		d += time.Duration(n) * time.Millisecond
+	}
+	return d, d < maxWaitFor
 }
 
 func (p *parser) selectList() (statement, error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseBatch(t *testing.T) {
@@ -102,6 +103,10 @@ func TestParseBatchUnsupported(t *testing.T) {
 		"unknown var":      "SELECT @@FOO",
 		"gibberish":        "!!",
 		"begin alone":      "BEGIN",
+		"waitfor time":     "WAITFOR TIME '10:00'",
+		"waitfor 24h":      "WAITFOR DELAY '24:00:00'",
+		"waitfor minutes":  "WAITFOR DELAY '00:60:00'",
+		"waitfor number":   "WAITFOR DELAY 5",
 	}
 	for name, batch := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -163,4 +168,34 @@ func FuzzBatchText(f *testing.F) {
 			t.Fatalf("text of %d bytes from %d", len(text), len(p))
 		}
 	})
+}
+
+func TestParseDelay(t *testing.T) {
+	tests := map[string]struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		"hh:mm":            {"01:02", time.Hour + 2*time.Minute, true},
+		"hh:mm:ss":         {"00:00:20", 20 * time.Second, true},
+		"milliseconds":     {"00:00:00.05", 50 * time.Millisecond, true},
+		"three digits":     {"00:00:01.250", 1250 * time.Millisecond, true},
+		"largest":          {"23:59:59.999", 24*time.Hour - time.Millisecond, true},
+		"fraction on mm":   {"00:01.5", 0, false},
+		"hours 24":         {"24:00:00", 0, false},
+		"seconds 60":       {"00:00:60", 0, false},
+		"four digit frac":  {"00:00:00.1234", 0, false},
+		"empty fraction":   {"00:00:01.", 0, false},
+		"three digit part": {"000:00:01", 0, false},
+		"negative":         {"-1:00:00", 0, false},
+		"words":            {"soon", 0, false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, ok := parseDelay(tc.in)
+			if ok != tc.ok || (ok && got != tc.want) {
+				t.Fatalf("parseDelay(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
 }

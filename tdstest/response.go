@@ -80,7 +80,11 @@ func (c *conn) batch(text string) error {
 		if i < len(stmts)-1 {
 			status = doneMore
 		}
-		if err := c.statement(st, status); err != nil {
+		err := c.statement(st, status)
+		if errors.Is(err, errAttention) {
+			break // the DONE with the attention bit ended the response
+		}
+		if err != nil {
 			return fmt.Errorf("write response: %w", err)
 		}
 	}
@@ -128,6 +132,19 @@ func (c *conn) statement(st statement, status uint16) error {
 			}
 		}
 		b = appendDone(b[:0], status|doneCount, curCmdSelect, 1)
+	case stmtWaitFor:
+		attn, err := c.waitFor(st.delay)
+		if err != nil {
+			return err
+		}
+		if attn {
+			c.logf("attention during WAITFOR: answering DONE with the attention bit")
+			if _, err := c.out.Write(appendDone(b, doneAttn, 0, 0)); err != nil {
+				return err
+			}
+			return errAttention
+		}
+		b = appendDone(b, status, 0, 0)
 	default:
 		return errors.New("tdstest: unknown statement kind")
 	}
