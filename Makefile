@@ -21,6 +21,15 @@ unit:
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
 
+## integration: the integration suites against tdstest, plus SQL Server where MSSQL_DSN is set
+## or where a Docker engine runs and MSSQL_IMAGE names the SQL Server 2022 image (see README).
+integration:
+	$(GO) test -count=1 -v -timeout 30m ./integration/
+
+## soak: the long load run (64 connections x 200 queries of up to 4 MB) under the race detector.
+soak:
+	RELIABILITY_SOAK=1 $(GO) test -race -count=1 -run Soak -timeout 30m -v ./reliability/
+
 ## fuzz: every fuzz target for FUZZTIME each.
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz.sh
