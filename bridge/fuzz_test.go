@@ -1,0 +1,64 @@
+package bridge
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzReadAhead feeds an arbitrary byte stream, arriving in arbitrary
+// pieces, through the read-ahead buffer in record mode and reads it back
+// with arbitrary read sizes: the bytes must come out intact, a Read must
+// never cross a record boundary the header bytes announced, and
+// readyRecord must only approve a complete application-data record.
+func FuzzReadAhead(f *testing.F) {
+	f.Add(bytes.Join([][]byte{record(0x17, 30, 1), record(0x15, 2, 2), record(0x17, 0, 3)}, nil), []byte{3, 7, 200}, []byte{1, 5, 64})
+	f.Add([]byte{0x17, 3, 3, 0xff, 0xff, 1, 2, 3}, []byte{1}, []byte{2})
+	f.Add([]byte("not TLS at all, just bytes"), []byte{4, 4}, []byte{9})
+	f.Fuzz(func(t *testing.T, stream, pieces, reads []byte) {
+		var src chunks
+		rest := stream
+		for i := 0; len(rest) > 0; i++ {
+			n := len(rest)
+			if len(pieces) > 0 {
+				n = min(n, int(pieces[i%len(pieces)])+1)
+			}
+			src = append(src, bytes.Clone(rest[:n]))
+			rest = rest[n:]
+		}
+		var ra readAhead
+		ra.init(DefaultReadAheadSize, nil)
+		var got []byte
+		boundary := 0 // stream offset of the next record boundary, per the headers read so far
+		for i := 0; len(got) < len(stream); i++ {
+			size := 1 << 16
+			if len(reads) > 0 {
+				size = int(reads[i%len(reads)]) + 1
+			}
+			if ra.readyRecord(0) {
+				end := len(got) + ra.recLeft
+				if ra.recType != recordTypeApplicationData || ra.w-ra.r < ra.recLeft || end > len(stream) {
+					t.Fatalf("readyRecord approved type %#x with %d of %d bytes buffered", ra.recType, ra.w-ra.r, ra.recLeft)
+				}
+			}
+			p := make([]byte, size)
+			n := ra.readRecord(p)
+			if n == 0 {
+				if err := ra.fill(&src); err != nil {
+					t.Fatalf("fill after %d of %d bytes: %v", len(got), len(stream), err)
+				}
+				continue
+			}
+			start := len(got)
+			got = append(got, p[:n]...)
+			for boundary <= start && boundary+recordHeaderLen <= len(stream) {
+				boundary += recordHeaderLen + (int(stream[boundary+3])<<8 | int(stream[boundary+4]))
+			}
+			if start < boundary && len(got) > boundary {
+				t.Fatalf("Read of [%d, %d) crosses the record boundary at %d", start, len(got), boundary)
+			}
+		}
+		if !bytes.Equal(got, stream) {
+			t.Fatal("bytes differ")
+		}
+	})
+}
