@@ -13,8 +13,10 @@ import (
 // message that the TLS layer has not read yet (e.g. TLS 1.3 session
 // tickets) are served first.
 //
-// Call it after the tls.Conn's Handshake returned nil, and not while a
-// Read runs in another goroutine (ErrReadInProgress). It returns an error
+// Call it right after the tls.Conn's Handshake returned nil, before the
+// first application Write (until the switch, a Write is still buffered as
+// part of a PRELOGIN flight), and not while a Read runs in another
+// goroutine (ErrReadInProgress). It returns an error
 // wrapping ErrHandshakeIncomplete if no message has gone both ways yet,
 // ErrState when not in handshake mode (e.g. a second call), the sticky
 // error after a failure, and an error matching net.ErrClosed after Close.
