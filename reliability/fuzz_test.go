@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -69,17 +70,19 @@ func splitChunks(b []byte) [][]byte {
 }
 
 // fuzzServer is the fake server of FuzzClientHandshake: one connection per execution, fed
-// through next; done receives once the connection's script has returned.
+// through next; done receives, once the connection's script has returned, every byte the
+// client sent.
 type fuzzServer struct {
 	*ScriptServer
 	next chan [][]byte
-	done chan struct{}
+	done chan []byte
 }
 
 func newFuzzServer(t testing.TB) *fuzzServer {
-	fs := &fuzzServer{next: make(chan [][]byte, 1), done: make(chan struct{}, 1)}
+	fs := &fuzzServer{next: make(chan [][]byte, 1), done: make(chan []byte, 1)}
 	fs.ScriptServer = scriptServer(t, func(c net.Conn) {
-		defer func() { fs.done <- struct{}{} }()
+		var got []byte
+		defer func() { fs.done <- got }()
 		var chunks [][]byte
 		select {
 		case chunks = <-fs.next:
@@ -88,7 +91,19 @@ func newFuzzServer(t testing.TB) *fuzzServer {
 		}
 		_ = c.SetDeadline(time.Now().Add(fuzzBudget))
 		buf := make([]byte, 32<<10)
-		if _, err := c.Read(buf); err != nil {
+		// read waits up to idle for the client's next bytes and records them; it reports
+		// false when the client has gone.
+		read := func(idle time.Duration) bool {
+			if idle > 0 {
+				_ = c.SetReadDeadline(time.Now().Add(idle))
+			}
+			n, err := c.Read(buf)
+			if len(got) < 1<<20 {
+				got = append(got, buf[:n]...)
+			}
+			return err == nil || isTimeout(err)
+		}
+		if !read(0) {
 			return
 		}
 		for _, ch := range chunks {
@@ -96,15 +111,26 @@ func newFuzzServer(t testing.TB) *fuzzServer {
 				return
 			}
 			// Wait briefly for the client's next flight; go on when it comes or when the
-			// client stays quiet (it wants more bytes). A closed client ends the script.
-			_ = c.SetReadDeadline(time.Now().Add(2 * time.Millisecond))
-			if _, err := c.Read(buf); err != nil && !isTimeout(err) {
+			// client stays quiet (it wants more bytes).
+			if !read(2 * time.Millisecond) {
+				return
+			}
+		}
+		// Collect what the client still sends (its LOGIN7, if it got that far) until it has
+		// been quiet for 5 ms, then close.
+		for len(got) < 1<<20 {
+			n := len(got)
+			if !read(5*time.Millisecond) || len(got) == n {
 				return
 			}
 		}
 	})
 	return fs
 }
+
+// loginMarker is the payload of the LOGIN7 packet the connector client sends: with
+// encrypt=true or strict it must never reach the server in clear, whatever the server said.
+var loginMarker = bytes.Repeat([]byte("L7-SECRET-"), 10)
 
 // fuzzConnectors builds the connectors of the connector modes once per fuzz process.
 func fuzzConnectors(t testing.TB, addr string) map[string]*mssql.Connector {
@@ -135,7 +161,7 @@ func runConnectorClient(ctx context.Context, c *mssql.Connector, addr string, re
 	if _, _, err := rd.ReadMessage(); err != nil {
 		return err
 	}
-	login := Packet(tds.TypeLogin7, tds.StatusEOM, make([]byte, 94), 0)
+	login := Packet(tds.TypeLogin7, tds.StatusEOM, loginMarker, 0)
 	if _, err := conn.Write(login); err != nil {
 		return err
 	}
@@ -166,8 +192,9 @@ func runBridgeClient(ctx context.Context, addr string, cfg *tls.Config) error {
 
 // FuzzClientHandshake runs the client side of the connection (the bridged connector's conn, or
 // a bare bridge under tls.Client) against a server that answers with fuzzer-chosen bytes. It
-// checks that the client never panics, always returns within its deadline (plus slack), and
-// never allocates more than a bound per execution, whatever the server says.
+// checks that the client never panics, always returns within its deadline (plus slack), never
+// allocates more than a bound per execution, and, with encrypt=true or strict, never lets its
+// LOGIN7 reach the server in clear, whatever the server says.
 func FuzzClientHandshake(f *testing.F) {
 	// The seeds are the files under testdata/fuzz/FuzzClientHandshake (see TestWriteFuzzCorpus).
 	fs := newFuzzServer(f)
@@ -208,10 +235,14 @@ func FuzzClientHandshake(f *testing.F) {
 		}
 		// The server's script must end too (it closes after its last chunk or on the
 		// client's close); drain an input it never took.
+		var sent []byte
 		select {
-		case <-fs.done:
+		case sent = <-fs.done:
 		case <-time.After(5 * fuzzBudget):
 			t.Fatalf("fake server still running after %v", 5*fuzzBudget)
+		}
+		if (mode == "connector-true" || mode == "connector-true-big" || mode == "connector-strict") && bytes.Contains(sent, loginMarker) {
+			t.Fatalf("%s: the LOGIN7 packet reached the server in clear", mode)
 		}
 		select {
 		case <-fs.next:
@@ -222,6 +253,25 @@ func FuzzClientHandshake(f *testing.F) {
 			t.Fatalf("%s client allocated %s in one execution (bound 64 MiB)", mode, describe(int64(alloc)))
 		}
 	})
+}
+
+// TestFuzzOracle checks the fuzz target's leak oracle against a client that legitimately sends
+// LOGIN7 in clear (encrypt=false, server reply NOT_SUP): the fake server must see the marker.
+// Without this, a broken recorder would make the oracle pass vacuously.
+func TestFuzzOracle(t *testing.T) {
+	t.Parallel()
+	fs := newFuzzServer(t)
+	connectors := fuzzConnectors(t, fs.Addr)
+	fs.next <- [][]byte{PreloginReply(prelogin.EncryptNotSup)}
+	ctx, cancel := context.WithTimeout(context.Background(), fuzzBudget)
+	defer cancel()
+	err := runConnectorClient(ctx, connectors["false"], fs.Addr, 1<<20)
+	t.Logf("client: %v", err)
+	var sent []byte
+	_ = within(t, "fake server", func() error { sent = <-fs.done; return nil })
+	if !bytes.Contains(sent, loginMarker) {
+		t.Fatalf("the fake server did not record the LOGIN7 sent in clear (%d bytes recorded)", len(sent))
+	}
 }
 
 // TestWriteFuzzCorpus writes the seed corpus of FuzzClientHandshake to
