@@ -335,8 +335,7 @@ func TestFaultMatrixPassthrough(t *testing.T) {
 		wantRecords int // records delivered intact before the error
 		is          []error
 		msgs        []string
-		sticky      bool   // the next Read fails too
-		bug         string // a known bug in a package still in progress (see knownBug)
+		sticky      bool // the next Read fails too
 	}{
 		{
 			name:        "corrupted-record-tag",
@@ -386,7 +385,6 @@ func TestFaultMatrixPassthrough(t *testing.T) {
 			wantRecords: bad,
 			is:          []error{io.ErrUnexpectedEOF},
 			sticky:      true,
-			bug:         "bridge: a stream that ends inside a record header reads as a clean io.EOF",
 		},
 		{
 			name:        "close-notify-after-data",
@@ -400,7 +398,6 @@ func TestFaultMatrixPassthrough(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			knownBug(t, tt.bug)
 			s := bridgeRecords(t, records, tt.closeNotify)
 			p := proxy(t, s.Addr, tt.tamper)
 			ctx, cancel := context.WithTimeout(context.Background(), hangBound)

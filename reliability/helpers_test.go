@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -199,16 +198,6 @@ func openBridged(t testing.TB, dsn string, opts ...mssqlbridge.Option) *sql.DB {
 	db := sql.OpenDB(c)
 	t.Cleanup(func() { _ = db.Close() })
 	return db
-}
-
-// knownBug skips the test when bug (a bug recorded in /work/notes/BUGS.md, in a package whose
-// owner is still at work) is not empty, unless RELIABILITY_KNOWN_BUGS=1 asks to run the
-// reproducers. The test's expectations stay those of correct behaviour.
-func knownBug(t *testing.T, bug string) {
-	t.Helper()
-	if bug != "" && os.Getenv("RELIABILITY_KNOWN_BUGS") != "1" {
-		t.Skipf("known bug (BUGS.md; run with RELIABILITY_KNOWN_BUGS=1): %s", bug)
-	}
 }
 
 // within runs f and fails the test if it has not returned after hangBound: the check for
