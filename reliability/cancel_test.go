@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
 // cancelled reports whether err is what a query whose context ended may return: the context's
@@ -42,7 +40,9 @@ func TestCancelStorm(t *testing.T) {
 	for _, lt := range loadTargets {
 		t.Run(lt.name, func(t *testing.T) {
 			t.Parallel()
-			s := startTDS(t, tdstest.Config{RecordSize: lt.cfg.RecordSize, EncryptionOff: lt.cfg.EncryptionOff, Logf: func(string, ...any) {}})
+			cfg := lt.cfg
+			cfg.Logf = func(string, ...any) {}
+			s := startTDS(t, cfg)
 			db := openBridged(t, s.DSN(append(lt.params, "certificate="+s.CAFile())...))
 			db.SetMaxOpenConns(workers)
 			db.SetMaxIdleConns(workers)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
@@ -42,6 +43,10 @@ var loadTargets = []loadTarget{
 	{"full-1000-byte-records", tdstest.Config{RecordSize: 1000}, []string{"encrypt=true", "packet size=16383"}},
 	// Login-only: TLS for the first LOGIN7 packet, then the bridge's plaintext mode.
 	{"login-only", tdstest.Config{EncryptionOff: true}, []string{"encrypt=false"}},
+	// TDS 8.0: TLS directly on TCP (the bridge in Direct mode), TLS 1.3.
+	{"strict", tdstest.Config{Strict: true}, []string{"encrypt=strict"}},
+	// No encryption: the bridge's plaintext mode with its read-ahead.
+	{"none", tdstest.Config{Encryption: prelogin.EncryptNotSup}, []string{"encrypt=disable"}},
 }
 
 // Alphabets of the patterns: no quote, so that the query text needs no escaping; the nvarchar
@@ -193,7 +198,9 @@ func runLoad(t *testing.T, cfg loadConfig) loadReport {
 	}
 	defer closeServers()
 	for i, lt := range loadTargets {
-		s, err := tdstest.NewServer(tdstest.Config{RecordSize: lt.cfg.RecordSize, EncryptionOff: lt.cfg.EncryptionOff, Logf: quiet})
+		scfg := lt.cfg
+		scfg.Logf = quiet
+		s, err := tdstest.NewServer(scfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,8 +311,8 @@ func checkLoad(t *testing.T, cfg loadConfig, rep loadReport) {
 }
 
 // TestLoad is the short load run of `make test` (under -race): 8 connections x 20 queries, values
-// up to 1 MiB, spread over full encryption, full encryption with small records, and
-// login-only.
+// up to 1 MiB, spread over the load targets (full encryption, full encryption with small
+// records, login-only, strict, none).
 func TestLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load run skipped in -short mode")
