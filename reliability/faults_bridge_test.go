@@ -448,7 +448,15 @@ func TestClientCloseDuringBlockedRead(t *testing.T) {
 	for _, which := range []string{"bridge", "tls"} {
 		t.Run(which, func(t *testing.T) {
 			t.Parallel()
-			s := bridgeServer(t, func(tc *tls.Conn, _ *bridge.Conn) { _, _ = io.Copy(io.Discard, tc) })
+			// The server keeps its end open after the client's close_notify (which
+			// tls.Conn.Close sends before closing), so that the Read can only end by the
+			// local Close, not by the server hanging up in reply.
+			release := make(chan struct{})
+			s := bridgeServer(t, func(tc *tls.Conn, _ *bridge.Conn) {
+				_, _ = io.Copy(io.Discard, tc)
+				<-release
+			})
+			t.Cleanup(func() { close(release) }) // runs before the server's Close
 			ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 			defer cancel()
 			c, err := dialBridge(ctx, s.Addr, clientTLS(t), bridge.Options{})
