@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -532,5 +533,51 @@ func TestLoginOnlyLongLogin7(t *testing.T) {
 	}
 	if !bytes.Equal(g.payload, msg) {
 		t.Errorf("the server got %d bytes, not the %d-byte message (first difference at %d)", len(g.payload), len(msg), firstDiff(g.payload, msg))
+	}
+}
+
+// TestInjectionConnectorConn: at the level of the conn go-mssqldb reads, plaintext bytes a
+// proxy inserts into the server's stream after the handshake (a forged answer to the client's
+// LOGIN7, sent as soon as the client's first record goes by) surface as a TLS error, and not
+// one byte of them is handed to the reader.
+func TestInjectionConnectorConn(t *testing.T) {
+	t.Parallel()
+	s := startTDS(t, tdstest.Config{})
+	fake := Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0)
+	var injected atomic.Bool
+	p := proxy(t, s.Addr, func(dir Direction, u *Unit) Verdict {
+		if dir == ClientToServer && u.Kind == UnitTLS && !injected.Swap(true) {
+			return Verdict{Send: u.Bytes, Back: fake}
+		}
+		return Verdict{Send: u.Bytes}
+	})
+	conn := dialConnector(t, s.DSN("encrypt=true", "certificate="+s.CAFile()), p.Addr)
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(hangBound))
+	if _, err := conn.Write(driverPrelogin()); err != nil {
+		t.Fatalf("PRELOGIN: %v", err)
+	}
+	if _, _, err := tds.NewReader(conn, tds.ReaderConfig{}).ReadMessage(); err != nil {
+		t.Fatalf("PRELOGIN reply: %v", err)
+	}
+	// Any LOGIN7 will do: the proxy answers it with the forgery before the server sees it.
+	if _, err := conn.Write(Packet(tds.TypeLogin7, tds.StatusEOM, make([]byte, 94), 0)); err != nil {
+		t.Fatalf("LOGIN7: %v", err)
+	}
+	var data []byte
+	buf := make([]byte, 4096)
+	var err error
+	for err == nil {
+		var n int
+		n, err = conn.Read(buf)
+		data = append(data, buf[:n]...)
+	}
+	t.Logf("%d bytes, then: %v", len(data), err)
+	checkErr(t, err, nil, "tls: ")
+	if !injected.Load() {
+		t.Fatal("the proxy saw no client record to answer")
+	}
+	if len(data) != 0 {
+		t.Errorf("the reader got %d bytes (% x...)", len(data), data[:min(len(data), 16)])
 	}
 }
