@@ -13,10 +13,27 @@
 //   - CountingConn: a net.Conn that counts the bytes read and written, for backpressure
 //     figures.
 //
-// What the tests cover (see each file): the fault matrix (faults_test.go), downgrade,
-// injection and certificate checks (security_test.go), load through database/sql
-// (load_test.go; the long form runs only with RELIABILITY_SOAK=1), backpressure
-// (backpressure_test.go) and the client handshake fuzz target (fuzz_test.go).
+// What the tests cover, by file:
+//
+//   - faults_sql_test.go: tdstest's faults (close, reset, wrong type, bad length, stall at
+//     every phase) through database/sql and the connector, in full, login-only, strict and
+//     no-encryption mode;
+//   - faults_connector_test.go: PRELOGIN replies tdstest cannot produce (over the limit, bad
+//     lengths, no ENCRYPTION, slow drip, ...) against the connector;
+//   - faults_bridge_test.go, records_test.go: the handshake inside PRELOGIN packets and the
+//     passthrough record layer under bridge.Reader (oversized packets, alerts, empty-message
+//     floods, slowloris, corrupted and cut records at every position, size and cipher suite,
+//     timeouts that must not be sticky);
+//   - close_test.go, chaos_test.go, cancel_test.go: Close twice, Close during the handshake
+//     and during blocked calls, Close at random moments, and a storm of cancelled queries;
+//   - security_test.go: downgrade (encryption stripped by a proxy or by the server), the login
+//     never in clear (recorded), injection after the handshake, certificate checks in every
+//     DSN form with parity against go-mssqldb's own TLS;
+//   - load_test.go: load through database/sql on every encryption mode (TestLoad in make test;
+//     TestSoak, 64 connections x 200 queries up to 4 MiB, only with RELIABILITY_SOAK=1);
+//   - backpressure_test.go: what a client that stops reading holds, and how a Write against a
+//     server that stops reading blocks;
+//   - fuzz_test.go: FuzzClientHandshake, with its corpus under testdata/fuzz.
 //
 // Every helper here is for tests on loopback: none of it is meant for production traffic.
 package reliability
