@@ -6,8 +6,11 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
 // cancelled reports whether err is what a query whose context ended may return: the context's
@@ -97,6 +100,82 @@ func TestCancelStorm(t *testing.T) {
 				if err != nil {
 					t.Errorf("query %d after the storm: %v", i, err)
 				}
+			}
+		})
+	}
+}
+
+// TestLoadWithFaults runs queries while the server breaks connections (closes, resets) when a
+// query arrives or in the middle of its result: every query either fails with an error or
+// returns exactly the right value, never wrong data, and nothing hangs. (Stalls are covered by
+// the fault matrices; here they would only make the test slow.)
+func TestLoadWithFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode")
+	}
+	t.Parallel()
+	const workers, rounds = 4, 20
+	for _, lt := range loadTargets {
+		t.Run(lt.name, func(t *testing.T) {
+			t.Parallel()
+			var n atomic.Uint64
+			cfg := lt.cfg
+			cfg.Logf = func(string, ...any) {}
+			cfg.Faults.Hook = func(_ int, phase tdstest.Phase) tdstest.Action {
+				if phase != tdstest.PhaseResult && phase != tdstest.PhaseQuery {
+					return tdstest.ActionNone
+				}
+				// A fixed pseudo-random sequence: about one call in eight breaks.
+				switch x := n.Add(1) * 0x9E3779B97F4A7C15 >> 58; {
+				case x < 5:
+					return tdstest.ActionClose
+				case x < 8:
+					return tdstest.ActionReset
+				}
+				return tdstest.ActionNone
+			}
+			s := startTDS(t, cfg)
+			db := openBridged(t, s.DSN(append(lt.params, "certificate="+s.CAFile())...))
+			var (
+				wg         sync.WaitGroup
+				mu         sync.Mutex
+				good, fail int
+			)
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rng := rand.New(rand.NewPCG(uint64(w), 9))
+					for range rounds {
+						q := newQuery(rng, randomSize(rng, 256<<10))
+						err := within(t, "query", func() error {
+							ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+							defer cancel()
+							conn, err := db.Conn(ctx)
+							if err != nil {
+								return err
+							}
+							defer conn.Close()
+							_, err = q.run(ctx, conn)
+							return err
+						})
+						mu.Lock()
+						if err == nil {
+							good++
+						} else {
+							fail++
+							if errors.Is(err, errValueCheck) {
+								t.Errorf("wrong data: %v", err)
+							}
+						}
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			t.Logf("%d queries right, %d failed with an error (%d fault-hook calls at query and result)", good, fail, n.Load())
+			if good == 0 {
+				t.Error("no query succeeded: the fault rate is too high to test anything")
 			}
 		})
 	}

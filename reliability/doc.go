@@ -25,7 +25,8 @@
 //     floods, slowloris, corrupted and cut records at every position, size and cipher suite,
 //     timeouts that must not be sticky);
 //   - close_test.go, chaos_test.go, cancel_test.go: Close twice, Close during the handshake
-//     and during blocked calls, Close at random moments, and a storm of cancelled queries;
+//     and during blocked calls, Close at random moments, a storm of cancelled queries, and
+//     queries while the server breaks connections (right value or an error, never wrong data);
 //   - security_test.go: downgrade (encryption stripped by a proxy or by the server), the login
 //     never in clear (recorded), injection after the handshake, certificate checks in every
 //     DSN form with parity against go-mssqldb's own TLS;
