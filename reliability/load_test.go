@@ -45,6 +45,7 @@ var loadTargets = []loadTarget{
 	{"login-only", tdstest.Config{EncryptionOff: true}, []string{"encrypt=false"}},
 	// TDS 8.0: TLS directly on TCP (the bridge in Direct mode), TLS 1.3.
 	{"strict", tdstest.Config{Strict: true}, []string{"encrypt=strict"}},
+	{"strict-700-byte-records", tdstest.Config{Strict: true, RecordSize: 700}, []string{"encrypt=strict", "packet size=8192"}},
 	// No encryption: the bridge's plaintext mode with its read-ahead.
 	{"none", tdstest.Config{Encryption: prelogin.EncryptNotSup}, []string{"encrypt=disable"}},
 }
