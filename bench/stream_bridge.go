@@ -13,7 +13,8 @@ import (
 // serveBridge runs the TLS handshake inside PRELOGIN packets through a bridge in the server
 // role, switches it to passthrough, then streams.
 func (s *streamServer) serveBridge(c net.Conn) error {
-	b := bridge.New(c, bridge.Options{Role: bridge.RoleServer})
+	bc := &burstConn{Conn: c}
+	b := bridge.New(bc, bridge.Options{Role: bridge.RoleServer})
 	tc := tls.Server(b, bridge.PreloginConfig(s.tlsConfig(), false))
 	if err := tc.Handshake(); err != nil {
 		return fmt.Errorf("bridge handshake: %w", err)
@@ -21,7 +22,7 @@ func (s *streamServer) serveBridge(c net.Conn) error {
 	if err := b.StartPassthrough(); err != nil {
 		return fmt.Errorf("bridge passthrough: %w", err)
 	}
-	return streamRecords(tc)
+	return streamRecords(tc, bc.burst)
 }
 
 // dialBridge connects to the bridge listener: the handshake through bridge.New + tls.Client +

@@ -38,7 +38,8 @@ const streamRequestSize = 4
 //   - tcp: plain bytes, streamChunk per Write;
 //   - tls: plain TLS on the socket; bridge: TLS whose handshake runs inside PRELOGIN packets
 //     through a bridge in the server role. Both read a request (the record size), then write a
-//     stream of TDS packets, one TLS record of exactly that many bytes per Write.
+//     stream of TDS packets, one TLS record of exactly that many bytes per Write, the records
+//     gathered into streamChunk-byte socket writes (burstConn).
 type streamServer struct {
 	cert      tls.Certificate
 	listeners map[string]net.Listener
@@ -161,11 +162,12 @@ func (s *streamServer) serveTCP(c net.Conn) error {
 
 // serveTLS runs plain TLS on the socket, then streams.
 func (s *streamServer) serveTLS(c net.Conn) error {
-	tc := tls.Server(c, s.tlsConfig())
+	bc := &burstConn{Conn: c}
+	tc := tls.Server(bc, s.tlsConfig())
 	if err := tc.Handshake(); err != nil {
 		return fmt.Errorf("tls handshake: %w", err)
 	}
-	return streamRecords(tc)
+	return streamRecords(tc, bc.burst)
 }
 
 // tlsConfig is the servers' TLS configuration.
@@ -175,10 +177,10 @@ func (s *streamServer) tlsConfig() *tls.Config {
 	return cfg
 }
 
-// streamRecords reads the request (the record size) from tc and writes an endless stream of
-// TDS packets of streamPacketSize bytes, one record of exactly the record size per Write,
-// until a write fails.
-func streamRecords(tc *tls.Conn) error {
+// streamRecords reads the request (the record size) from tc, calls burst, and writes an endless
+// stream of TDS packets of streamPacketSize bytes, one record of exactly the record size per
+// Write, until a write fails.
+func streamRecords(tc *tls.Conn, burst func()) error {
 	var req [streamRequestSize]byte
 	if _, err := io.ReadFull(tc, req[:]); err != nil {
 		return fmt.Errorf("read request: %w", err)
@@ -187,6 +189,7 @@ func streamRecords(tc *tls.Conn) error {
 	if rs < 1 || rs > 16384 || streamChunk%rs != 0 {
 		return fmt.Errorf("bad record size %d", rs)
 	}
+	burst()
 	buf := tdsStream(streamChunk)
 	for {
 		for off := 0; off < len(buf); off += rs {
@@ -211,6 +214,38 @@ func tdsStream(n int) []byte {
 		}
 	}
 	return buf
+}
+
+// burstConn is the senders' socket: it passes writes straight through (the handshake, whose
+// flights must leave at once) until burst is called, then gathers them into streamChunk-byte
+// socket writes. Records keep their exact size; only the system calls that carry them get
+// fewer, so that the sender outruns the client and the client's cost is what is measured (with
+// one system call per 1 KiB record, the sender, not the client, set the pace). Since the stream
+// never ends, nothing is left to flush. It is used from one goroutine.
+type burstConn struct {
+	net.Conn
+	buf []byte // nil until burst
+}
+
+// burst switches to gathered writes.
+func (c *burstConn) burst() { c.buf = make([]byte, 0, streamChunk) }
+
+// Write passes p through, or gathers it and writes the buffer once the next write would not fit.
+func (c *burstConn) Write(p []byte) (int, error) {
+	if c.buf == nil {
+		return c.Conn.Write(p)
+	}
+	if len(c.buf)+len(p) > cap(c.buf) {
+		if _, err := c.Conn.Write(c.buf); err != nil {
+			return 0, err
+		}
+		c.buf = c.buf[:0]
+	}
+	if len(p) > cap(c.buf) {
+		return c.Conn.Write(p)
+	}
+	c.buf = append(c.buf, p...)
+	return len(p), nil
 }
 
 // isPeerGone reports errors that only mean the client hung up, as it does after each sample.

@@ -79,10 +79,10 @@ func writeTable(w io.Writer, r *report) error {
 	}
 	if cells := r.cellsOf(groupFloor); len(cells) > 0 {
 		p("\n== Floor: the least a TLS read over loopback can cost ==\n")
-		p("what\tCPU ms/MB\tMB/s\n")
+		p("what\tCPU ms/MB\tMB/s\treads/MiB\n")
 		for _, c := range cells {
 			for _, a := range c.Arms {
-				p("%s\t%s\t%s\n", c.Name, fmtStat(a.CPUPerMB), fmtStat(a.MBps))
+				p("%s\t%s\t%s\t%s\n", c.Name, fmtStat(a.CPUPerMB), fmtStat(a.MBps), fmtMedian(a.Reads))
 			}
 		}
 	}
