@@ -101,7 +101,9 @@ func (c *Conn) handshakeError(phase string, err error, clean bool) error {
 // leaveHandshake ends handshake mode on the way to state to: it checks
 // that the handshake is complete (or, for plaintext, that none ran), sends
 // the flight the TLS layer wrote last without reading (e.g. the client
-// Finished of TLS 1.3 or of a resumed TLS 1.2 session), and moves the
+// Finished of TLS 1.3 or of a resumed TLS 1.2 session, the final flight of
+// a TLS 1.2 server) as a PRELOGIN message, except a server's TLS 1.3
+// post-handshake records, which go out raw, and moves the
 // unread rest of the peer's last message into the read-ahead buffer, where
 // it is served before anything from the socket. Called with rmu and wmu
 // held.
@@ -111,6 +113,18 @@ func (c *Conn) leaveHandshake(to State, name string) error {
 	if to == StatePassthrough && !(sent && received) || sent != received {
 		return fmt.Errorf("bridge: %s: %d flights sent, %d messages received: %w",
 			name, c.hsFlights, c.hsMessages, ErrHandshakeIncomplete)
+	}
+	if c.role == RoleServer && len(c.flight) > 0 && c.flight[0] == recordTypeApplicationData {
+		// A TLS 1.3 server that sends its session tickets only after the
+		// client's Finished (crypto/tls does so when it asked for a client
+		// certificate) writes them after its handshake ended, when the
+		// client has switched already: they are post-handshake records
+		// and go out raw. No TLS 1.2 server flight starts with an
+		// application-data record.
+		if _, err := c.raw.Write(c.flight); err != nil {
+			return c.handshakeError("bridge: "+name+": send post-handshake records", err, false)
+		}
+		c.flight = c.flight[:0]
 	}
 	if err := c.flushLocked(); err != nil {
 		return err
