@@ -46,15 +46,15 @@ func TestIssue(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name      string
-		opts      LeafOptions
-		usage     x509.ExtKeyUsage
-		names     []string // verifies for these
-		notNames  []string // and not for these
-		chainLen  int
-		rsa       bool
-		minChain  int // chain bytes at least
-		wantCN string
+		name     string
+		opts     LeafOptions
+		usage    x509.ExtKeyUsage
+		names    []string // verifies for these
+		notNames []string // and not for these
+		chainLen int
+		rsa      bool
+		minChain int // chain bytes at least
+		wantCN   string
 	}{
 		{name: "default", opts: LeafOptions{}, usage: x509.ExtKeyUsageServerAuth,
 			names: []string{"localhost", "127.0.0.1", "::1"}, notNames: []string{"example.com", "10.0.0.1"},
