@@ -1,19 +1,13 @@
 package tdstest
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/internal/testcert"
 )
 
 // CertKind selects the certificate a Server presents.
@@ -55,142 +49,48 @@ type certBundle struct {
 }
 
 // newCertBundle generates fresh keys and certificates of the given kind, valid from an hour
-// before now for a day. Every leaf names localhost and 127.0.0.1 (and ::1).
+// before now for a day. Every leaf names localhost, 127.0.0.1 and ::1.
 func newCertBundle(kind CertKind, now time.Time) (*certBundle, error) {
+	opts := []testcert.Option{testcert.WithTime(now), testcert.WithOrganization("tdstest")}
 	switch kind {
 	case CertECDSA, CertRSA2048:
-		key, err := newKey(kind)
+		// Self-signed and a CA: clients that use it as a trust anchor (OpenSSL, GnuTLS) accept
+		// a CA certificate best.
+		c, _, err := testcert.SelfSigned(testcert.LeafOptions{RSA: kind == CertRSA2048}, opts...)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("tdstest: %v certificate: %w", kind, err)
 		}
-		tmpl := leafTemplate(now, 0)
-		// Self-signed: the certificate is its own issuer, and clients that use it as a trust
-		// anchor (OpenSSL, GnuTLS) accept a CA certificate best.
-		tmpl.IsCA = true
-		tmpl.BasicConstraintsValid = true
-		tmpl.KeyUsage |= x509.KeyUsageCertSign
-		leaf, err := signCert(tmpl, tmpl, key.Public(), key)
-		if err != nil {
-			return nil, err
-		}
-		return &certBundle{
-			cert: tls.Certificate{Certificate: [][]byte{leaf.Raw}, PrivateKey: key, Leaf: leaf},
-			leaf: leaf,
-			ca:   leaf,
-		}, nil
+		return &certBundle{cert: c, leaf: c.Leaf, ca: c.Leaf}, nil
 	case CertLargeChain:
-		return newLargeChain(now)
+		b, err := newLargeChain(opts)
+		if err != nil {
+			return nil, fmt.Errorf("tdstest: %v certificate: %w", kind, err)
+		}
+		return b, nil
 	}
 	return nil, fmt.Errorf("tdstest: unknown certificate kind %v", kind)
 }
 
-func newKey(kind CertKind) (crypto.Signer, error) {
-	if kind == CertRSA2048 {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			return nil, fmt.Errorf("tdstest: generate RSA key: %w", err)
-		}
-		return k, nil
-	}
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("tdstest: generate ECDSA key: %w", err)
-	}
-	return k, nil
-}
-
-func serialNumber() (*big.Int, error) {
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
-	if err != nil {
-		return nil, fmt.Errorf("tdstest: certificate serial number: %w", err)
-	}
-	return n, nil
-}
-
-// leafTemplate is a server certificate template for localhost and 127.0.0.1 with extra DNS
-// names host-0.tdstest.invalid ... host-(extra-1).tdstest.invalid.
-func leafTemplate(now time.Time, extra int) *x509.Certificate {
-	dns := []string{"localhost"}
-	for i := 0; i < extra; i++ {
-		dns = append(dns, fmt.Sprintf("host-%03d.tdstest.invalid", i))
-	}
-	return &x509.Certificate{
-		Subject:     pkix.Name{Organization: []string{"tdstest"}, CommonName: "localhost"},
-		NotBefore:   now.Add(-time.Hour),
-		NotAfter:    now.Add(24 * time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:    dns,
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-	}
-}
-
-func caTemplate(now time.Time, name string, maxPathLen int) *x509.Certificate {
-	return &x509.Certificate{
-		Subject:               pkix.Name{Organization: []string{"tdstest"}, CommonName: name},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLen:            maxPathLen,
-		MaxPathLenZero:        maxPathLen == 0,
-	}
-}
-
-// signCert fills the serial number, signs tmpl with parentKey and parses the result.
-func signCert(tmpl, parent *x509.Certificate, pub crypto.PublicKey, parentKey crypto.Signer) (*x509.Certificate, error) {
-	sn, err := serialNumber()
+// newLargeChain makes root -> intermediate 1 -> intermediate 2 -> leaf; the server sends the
+// leaf and both intermediates.
+func newLargeChain(opts []testcert.Option) (*certBundle, error) {
+	root, err := testcert.NewCA("tdstest root CA", append(opts, testcert.WithMaxPathLen(2))...)
 	if err != nil {
 		return nil, err
 	}
-	tmpl.SerialNumber = sn
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, parentKey)
+	i1, err := root.Intermediate("tdstest intermediate CA 1", 1)
 	if err != nil {
-		return nil, fmt.Errorf("tdstest: create certificate %q: %w", tmpl.Subject.CommonName, err)
+		return nil, err
 	}
-	c, err := x509.ParseCertificate(der)
+	i2, err := i1.Intermediate("tdstest intermediate CA 2", 0)
 	if err != nil {
-		return nil, fmt.Errorf("tdstest: parse certificate %q: %w", tmpl.Subject.CommonName, err)
+		return nil, err
 	}
-	return c, nil
-}
-
-func newLargeChain(now time.Time) (*certBundle, error) {
-	type level struct {
-		tmpl *x509.Certificate
-		key  crypto.Signer
-		cert *x509.Certificate
+	c, err := i2.Issue(testcert.LeafOptions{ExtraNames: largeChainExtraNames})
+	if err != nil {
+		return nil, err
 	}
-	levels := []*level{
-		{tmpl: caTemplate(now, "tdstest root CA", 2)},
-		{tmpl: caTemplate(now, "tdstest intermediate CA 1", 1)},
-		{tmpl: caTemplate(now, "tdstest intermediate CA 2", 0)},
-		{tmpl: leafTemplate(now, largeChainExtraNames)},
-	}
-	for i, l := range levels {
-		key, err := newKey(CertECDSA)
-		if err != nil {
-			return nil, err
-		}
-		l.key = key
-		parent, parentKey := l.tmpl, key
-		if i > 0 {
-			parent, parentKey = levels[i-1].cert, levels[i-1].key
-		}
-		c, err := signCert(l.tmpl, parent, key.Public(), parentKey)
-		if err != nil {
-			return nil, err
-		}
-		l.cert = c
-	}
-	leaf := levels[3]
-	chain := [][]byte{leaf.cert.Raw, levels[2].cert.Raw, levels[1].cert.Raw}
-	return &certBundle{
-		cert: tls.Certificate{Certificate: chain, PrivateKey: leaf.key, Leaf: leaf.cert},
-		leaf: leaf.cert,
-		ca:   levels[0].cert,
-	}, nil
+	return &certBundle{cert: c, leaf: c.Leaf, ca: root.Root}, nil
 }
 
 // chainSize is the number of DER bytes of the chain the server sends.
