@@ -1,19 +1,14 @@
 package bridge_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
-	"time"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/testcert"
 )
 
 // A client and a server run TLS inside PRELOGIN packets over an in-memory
@@ -55,33 +50,12 @@ func Example() {
 	// Output: passthrough TLS 1.2 hello from the server <nil>
 }
 
-// exampleCert returns a self-signed ECDSA certificate for "localhost" and
-// a pool that trusts it.
+// exampleCert returns a self-signed ECDSA certificate for localhost and a
+// pool that trusts it.
 func exampleCert() (tls.Certificate, *x509.CertPool) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert, pool, err := testcert.SelfSigned(testcert.LeafOptions{})
 	if err != nil {
 		panic(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "localhost"},
-		DNSNames:              []string{"localhost"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		panic(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		panic(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+	return cert, pool
 }

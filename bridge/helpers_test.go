@@ -3,20 +3,17 @@ package bridge
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/internal/testcert"
 )
 
 // testPKI is a CA with a server and a client leaf certificate.
@@ -49,63 +46,26 @@ func pkis(t testing.TB) (small, large testPKI) {
 	return smallPKI, largePKI
 }
 
+// newPKI makes a CA and a server and a client leaf under it, each naming
+// localhost and 127.0.0.1 plus names-1 extra DNS names, and each sending the
+// CA after the leaf.
 func newPKI(names int) (testPKI, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := testcert.NewCA("bridge test CA")
 	if err != nil {
 		return testPKI{}, err
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "bridge test CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	leaf := testcert.LeafOptions{DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)},
+		ExtraNames: names - 1, IncludeRoot: true}
+	server, err := ca.Issue(leaf)
 	if err != nil {
 		return testPKI{}, err
 	}
-	ca, err := x509.ParseCertificate(caDER)
+	leaf.CommonName, leaf.Client = "client", true
+	client, err := ca.Issue(leaf)
 	if err != nil {
 		return testPKI{}, err
 	}
-	leaf := func(serial int64, cn string, usage x509.ExtKeyUsage) (tls.Certificate, error) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return tls.Certificate{}, err
-		}
-		dns := []string{"localhost"}
-		for i := 1; i < names; i++ {
-			dns = append(dns, fmt.Sprintf("host-%04d.bridge-test.example", i))
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial),
-			Subject:      pkix.Name{CommonName: cn},
-			NotBefore:    now.Add(-time.Hour),
-			NotAfter:     now.Add(24 * time.Hour),
-			KeyUsage:     x509.KeyUsageDigitalSignature,
-			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-			DNSNames:     dns,
-			IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			return tls.Certificate{}, err
-		}
-		return tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key}, nil
-	}
-	p := testPKI{pool: x509.NewCertPool()}
-	p.pool.AddCert(ca)
-	if p.server, err = leaf(2, "localhost", x509.ExtKeyUsageServerAuth); err != nil {
-		return testPKI{}, err
-	}
-	if p.client, err = leaf(3, "client", x509.ExtKeyUsageClientAuth); err != nil {
-		return testPKI{}, err
-	}
-	return p, nil
+	return testPKI{pool: ca.Pool(), server: server, client: client}, nil
 }
 
 func chainLen(c tls.Certificate) int {
