@@ -1,24 +1,18 @@
 package mssqlbridge
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/testcert"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
@@ -35,60 +29,28 @@ type testPKI struct {
 
 func newTestPKI(t testing.TB) *testPKI {
 	t.Helper()
-	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := testcert.NewCA("mssqlbridge test CA")
 	if err != nil {
 		t.Fatal(err)
 	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "mssqlbridge test CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	leaf, err := ca.Issue(testcert.LeafOptions{DNSNames: []string{"localhost", "server.test"},
+		IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "localhost"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		DNSNames:     []string{"localhost", "server.test"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &testPKI{
-		caCert: caCert,
-		caPEM:  pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		leaf:   tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: key},
-		pool:   x509.NewCertPool(),
-	}
-	p.pool.AddCert(caCert)
 	dir := t.TempDir()
-	p.caFile = filepath.Join(dir, "ca.pem")
-	p.caDER = filepath.Join(dir, "ca.der")
+	p := &testPKI{
+		caCert: ca.Root,
+		caPEM:  ca.PEM(),
+		leaf:   leaf,
+		pool:   ca.Pool(),
+		caFile: filepath.Join(dir, "ca.pem"),
+		caDER:  filepath.Join(dir, "ca.der"),
+	}
 	if err := os.WriteFile(p.caFile, p.caPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(p.caDER, caDER, 0o600); err != nil {
+	if err := os.WriteFile(p.caDER, ca.Root.Raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return p
