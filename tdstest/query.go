@@ -22,11 +22,11 @@ const supportedHelp = "the tdstest server answers SELECT <integer>, SELECT @@SPI
 type stmtKind uint8
 
 const (
-	stmtSet    stmtKind = iota // SET ... : DONE only
-	stmtUse                    // USE db: ENVCHANGE database, DONE
-	stmtSelect                 // one row of values
-	stmtTran                   // BEGIN TRAN / COMMIT / ROLLBACK: ENVCHANGE of the transaction, DONE
-	stmtWaitFor                // WAITFOR DELAY: DONE after the delay, or DONE with the attention bit
+	stmtSet     stmtKind = iota // SET ... : DONE only
+	stmtUse                     // USE db: ENVCHANGE database, DONE
+	stmtSelect                  // one row of values
+	stmtTran                    // BEGIN TRAN / COMMIT / ROLLBACK: ENVCHANGE of the transaction, DONE
+	stmtWaitFor                 // WAITFOR DELAY: DONE after the delay, or DONE with the attention bit
 )
 
 // value is one column value of a SELECT.
