@@ -82,7 +82,7 @@ const mib = 1 << 20
 // doubled or shifted byte anywhere changes the value.
 const (
 	pattern        = "0123456789abcdef"
-	nvarcharQuery  = "SELECT REPLICATE(CAST(N'" + pattern + "' AS nvarchar(max)), 32768)"                   // 1 MiB of UTF-16
+	nvarcharQuery  = "SELECT REPLICATE(CAST(N'" + pattern + "' AS nvarchar(max)), 32768)"                       // 1 MiB of UTF-16
 	varbinaryQuery = "SELECT CAST(REPLICATE(CAST('" + pattern + "' AS varchar(max)), 65536) AS varbinary(max))" // 1 MiB
 )
 
