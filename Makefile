@@ -9,6 +9,7 @@ FUZZTIME    ?= 60s
 test: vet lint unit
 
 vet:
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
 lint:
