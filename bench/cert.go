@@ -1,47 +1,24 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"fmt"
-	"math/big"
 	"net"
-	"time"
+
+	"github.com/tdsbridge/tdsbridge/internal/testcert"
 )
 
 // newSelfSigned makes a self-signed ECDSA P-256 certificate for localhost and 127.0.0.1, valid
 // for a day, for the transport child's TLS listeners.
 func newSelfSigned() (tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert, _, err := testcert.SelfSigned(testcert.LeafOptions{DNSNames: []string{"localhost"},
+		IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("bench: generate key: %w", err)
+		return tls.Certificate{}, fmt.Errorf("bench: %w", err)
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(now.UnixNano()),
-		Subject:               pkix.Name{CommonName: "localhost"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("bench: create certificate: %w", err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("bench: parse certificate: %w", err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
+	return cert, nil
 }
 
 // certPoolFromBase64 parses a base64 DER certificate (as the child prints it) into a pool.
