@@ -195,6 +195,12 @@ func runBridgeClient(ctx context.Context, addr string, cfg *tls.Config) error {
 // checks that the client never panics, always returns within its deadline (plus slack), never
 // allocates more than a bound per execution, and, with encrypt=true or strict, never lets its
 // LOGIN7 reach the server in clear, whatever the server says.
+//
+// Executions talk over loopback with short waits, so coverage varies a little from run to run
+// and the fuzzer finds many "new" inputs; its default minimization (up to 60 s each) then
+// starves the run. Run it with a bounded minimization:
+//
+//	go test -run '^$' -fuzz '^FuzzClientHandshake$' -fuzztime 3m -fuzzminimizetime 5x ./reliability/
 func FuzzClientHandshake(f *testing.F) {
 	// The seeds are the files under testdata/fuzz/FuzzClientHandshake (see TestWriteFuzzCorpus).
 	fs := newFuzzServer(f)
