@@ -27,9 +27,11 @@ bench:
 integration:
 	$(GO) test -count=1 -v -timeout 30m ./integration/
 
-## soak: the long load run (64 connections x 200 queries of up to 4 MB) under the race detector.
+## soak: the long load run (64 connections x 200 queries of up to 4 MB) under the race detector,
+## then the cancellation storm, which runs only without it (see reliability/cancel_test.go).
 soak:
 	RELIABILITY_SOAK=1 $(GO) test -race -count=1 -run Soak -timeout 30m -v ./reliability/
+	$(GO) test -count=1 -run CancelStorm -timeout 10m -v ./reliability/
 
 ## fuzz: every fuzz target for FUZZTIME each.
 fuzz:

@@ -2,16 +2,11 @@ package reliability
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"database/sql"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"strings"
 	"sync"
@@ -19,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/testcert"
 	"github.com/tdsbridge/tdsbridge/mssqlbridge"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
@@ -39,37 +35,8 @@ var (
 func serverCert(t testing.TB) (tls.Certificate, *x509.CertPool) {
 	t.Helper()
 	certOnce.Do(func() {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			certErr = err
-			return
-		}
-		now := time.Now()
-		tmpl := &x509.Certificate{
-			SerialNumber:          big.NewInt(7),
-			Subject:               pkix.Name{CommonName: "localhost"},
-			DNSNames:              []string{"localhost"},
-			IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-			NotBefore:             now.Add(-time.Hour),
-			NotAfter:              now.Add(24 * time.Hour),
-			KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-			ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-			BasicConstraintsValid: true,
-			IsCA:                  true,
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-		if err != nil {
-			certErr = err
-			return
-		}
-		leaf, err := x509.ParseCertificate(der)
-		if err != nil {
-			certErr = err
-			return
-		}
-		testCert = tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-		testPool = x509.NewCertPool()
-		testPool.AddCert(leaf)
+		testCert, testPool, certErr = testcert.SelfSigned(testcert.LeafOptions{DNSNames: []string{"localhost"},
+			IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
 	})
 	if certErr != nil {
 		t.Fatalf("test certificate: %v", certErr)

@@ -7,6 +7,6 @@ FUZZTIME=${FUZZTIME:-60s}
 for pkg in $($GO list ./...); do
 	for target in $($GO test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
 		echo "== $pkg $target ($FUZZTIME)"
-		$GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$pkg"
+		$GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime 5x "$pkg"
 	done
 done
