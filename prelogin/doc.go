@@ -17,7 +17,7 @@
 // in table order, contiguous, starting right after the terminator. Decode keeps the table order
 // and the options it does not know (as raw Options), so decoding a canonical payload and encoding
 // the result reproduces the payload byte for byte. The SQL Server 2008 reply quoted in
-// PROTOCOL.md, whose zero-length THREADID shares its offset with MARS, is canonical in this sense
+// docs/protocol.md, whose zero-length THREADID shares its offset with MARS, is canonical in this sense
 // and round-trips exactly.
 //
 // # What Decode rejects and what it tolerates
@@ -52,9 +52,9 @@
 //
 // ClientOutcome gives the client's view (what I sent, what came back: what must I do) and
 // ServerReply the server's (my setting, what the client sent: what do I reply, do I close). Both
-// follow the table in MS-TDS 2.2.6.5 (PROTOCOL.md section 2); the doc comments of ClientOutcome,
-// ServerReply and EncryptStrict say how the CLIENT_CERT bit and go-mssqldb's STRICT value (0x04)
-// are treated.
+// follow the table in MS-TDS 2.2.6.5 (docs/protocol.md, section "PRELOGIN"); the doc comments of
+// ClientOutcome, ServerReply and EncryptStrict say how the CLIENT_CERT bit and go-mssqldb's STRICT
+// value (0x04) are treated.
 //
 // # Memory and concurrency
 //

@@ -7,7 +7,7 @@ import (
 	"github.com/tdsbridge/tdsbridge/prelogin"
 )
 
-// The SQL Server 2008 reply quoted in PROTOCOL.md: THREADID has no data and shares its offset
+// The SQL Server 2008 reply quoted in docs/protocol.md: THREADID has no data and shares its offset
 // with MARS.
 var sqlServer2008Reply = []byte{
 	0x00, 0x00, 0x1A, 0x00, 0x06, // VERSION at 26, 6 bytes

@@ -35,8 +35,9 @@ func validClientValue(e Encryption) bool {
 	return e.Known() && e != EncryptNotSup|EncryptClientCertBit
 }
 
-// ClientOutcome is the client's side of the negotiation table (MS-TDS 2.2.6.5, PROTOCOL.md
-// section 2): given the ENCRYPTION value it sent and the one the server replied, what it must do.
+// ClientOutcome is the client's side of the negotiation table (MS-TDS 2.2.6.5; docs/protocol.md,
+// section "PRELOGIN"): given the ENCRYPTION value it sent and the one the server replied, what it
+// must do.
 //
 //	sent \ reply      OFF          ON     REQ    NOT_SUP
 //	OFF               login-only   full   full   none
@@ -92,10 +93,10 @@ func ClientOutcome(sent, reply Encryption) (Outcome, error) {
 	}
 }
 
-// ServerReply is the server's side of the negotiation table (MS-TDS 2.2.6.5, PROTOCOL.md section
-// 2): given the server's setting and the ENCRYPTION value the client sent, the value to reply,
-// the outcome, and whether to close the connection after sending the reply (outcome is then
-// OutcomeNone).
+// ServerReply is the server's side of the negotiation table (MS-TDS 2.2.6.5; docs/protocol.md,
+// section "PRELOGIN"): given the server's setting and the ENCRYPTION value the client sent, the
+// value to reply, the outcome, and whether to close the connection after sending the reply
+// (outcome is then OutcomeNone).
 //
 //	client \ setting   OFF                 ON                  NOT_SUP
 //	OFF                OFF  login-only     REQ full            NOT_SUP none

@@ -19,7 +19,7 @@ func TestClientOutcome(t *testing.T) {
 	none, login, full := OutcomeNone, OutcomeLoginOnly, OutcomeFull
 	notSup, required, invalid := ErrEncryptionNotSupported, ErrEncryptionRequired, ErrInvalidEncryption
 	tests := map[string]row{
-		// PROTOCOL.md client rule: after OFF, OFF = login-only, ON/REQ = full, NOT_SUP = none.
+		// Client rule (docs/protocol.md, section "PRELOGIN"): after OFF, OFF = login-only, ON/REQ = full, NOT_SUP = none.
 		"OFF/OFF":     {EncryptOff, EncryptOff, login, nil},
 		"OFF/ON":      {EncryptOff, EncryptOn, full, nil},
 		"OFF/REQ":     {EncryptOff, EncryptReq, full, nil},
@@ -108,7 +108,7 @@ func TestServerReply(t *testing.T) {
 	}
 	none, login, full := OutcomeNone, OutcomeLoginOnly, OutcomeFull
 	tests := map[string]row{
-		// PROTOCOL.md table, column by column.
+		// Negotiation table of docs/protocol.md (section "PRELOGIN"), column by column.
 		"OFF/OFF":         {EncryptOff, EncryptOff, EncryptOff, login, false},
 		"OFF/ON":          {EncryptOff, EncryptOn, EncryptOn, full, false},
 		"OFF/NOT_SUP":     {EncryptOff, EncryptNotSup, EncryptNotSup, none, false},

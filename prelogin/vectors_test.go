@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// clientVector is the payload of the client PRELOGIN in MS-TDS 4.1 (PROTOCOL.md section 2), the
+// clientVector is the payload of the client PRELOGIN in MS-TDS 4.1 (docs/protocol.md, section "PRELOGIN"), the
 // 8-byte packet header 12 01 00 2F 00 00 01 00 removed.
 var clientVector = []byte{
 	0x00, 0x00, 0x1A, 0x00, 0x06, // VERSION: data at 26, 6 bytes
@@ -34,7 +34,7 @@ func clientVectorMessage() *Message {
 }
 
 // server2008Vector is a SQL Server 2008 reply payload captured in a public bug report
-// (PROTOCOL.md section 2). THREADID has length 0 and shares its offset with MARS.
+// (docs/protocol.md, section "PRELOGIN"). THREADID has length 0 and shares its offset with MARS.
 var server2008Vector = []byte{
 	0x00, 0x00, 0x1A, 0x00, 0x06, // VERSION: data at 26, 6 bytes
 	0x01, 0x00, 0x20, 0x00, 0x01, // ENCRYPTION: data at 32, 1 byte
@@ -154,7 +154,7 @@ func TestVectors(t *testing.T) {
 	}
 }
 
-// TestVectorPacket checks the client vector against the whole packet quoted in PROTOCOL.md.
+// TestVectorPacket checks the client vector against the whole packet quoted in docs/protocol.md.
 func TestVectorPacket(t *testing.T) {
 	packet := []byte{
 		0x12, 0x01, 0x00, 0x2F, 0x00, 0x00, 0x01, 0x00, // header: PRELOGIN, EOM, length 47, SPID 0, packet 1, window 0
@@ -163,7 +163,7 @@ func TestVectorPacket(t *testing.T) {
 		0x00, 0x00, 0x01, 0x00, 0xB8, 0x0D, 0x00, 0x00, 0x01,
 	}
 	if !bytes.Equal(packet[8:], clientVector) {
-		t.Fatalf("fixture differs from the packet in PROTOCOL.md")
+		t.Fatalf("fixture differs from the packet in docs/protocol.md")
 	}
 	if got, err := EncryptionOf(packet[8:]); err != nil || got != EncryptOn {
 		t.Fatalf("EncryptionOf = %v, %v; want ON", got, err)
