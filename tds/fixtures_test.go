@@ -1,7 +1,8 @@
 package tds
 
 // preloginPacket is the client PRELOGIN packet of MS-TDS 4.1 (the
-// specification's example), as quoted in PROTOCOL.md section 2.
+// specification's example), as quoted in docs/protocol.md,
+// section "PRELOGIN".
 var preloginPacket = []byte{
 	0x12,       // Type: PRELOGIN
 	0x01,       // Status: EOM
