@@ -10,7 +10,8 @@ import (
 const DefaultChunk = 16 << 10
 
 // Empty-record thresholds: the largest record length field (L) an empty
-// application-data record can have (PROTOCOL.md section 7). Records with
+// application-data record can have (docs/protocol.md, section
+// "crypto/tls facts"). Records with
 // L at or below the threshold are not coalesced.
 const (
 	// emptyTLS13 is 1 byte of inner content type + a 16-byte AEAD tag.
