@@ -60,7 +60,7 @@ func roundTrip(t testing.TB, c net.Conn, typ tds.PacketType, body []byte) {
 }
 
 // TestNegotiationCells runs every client setting against every server setting of the
-// PROTOCOL.md table at the transport level and checks the outcome: which packets the server
+// negotiation table (docs/protocol.md, section "PRELOGIN") at the transport level and checks the outcome: which packets the server
 // received inside TLS, the ENCRYPTION value it received, and the refusals.
 func TestNegotiationCells(t *testing.T) {
 	pki := newTestPKI(t)

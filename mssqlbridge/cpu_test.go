@@ -27,7 +27,7 @@ import (
 //	go test -run '^$' -bench ClientCPU -benchtime=40x ./mssqlbridge/
 //
 // Each iteration reads one 1 MiB varbinary(max) value; the metric is the process's user+system
-// CPU time per MiB. The bench program (issue 8) is the reference measurement; this one checks
+// CPU time per MiB. The bench program (make bench) is the reference measurement; this one checks
 // the package's read path in isolation.
 
 const serverHelperEnv = "MSSQLBRIDGE_SERVER_HELPER"

@@ -160,7 +160,7 @@ func (s *fakeServer) tlsConfig(strict bool) *tls.Config {
 	return bridge.PreloginConfig(cfg, false)
 }
 
-// serverReplyPayload is the SQL Server 2008 PRELOGIN reply from PROTOCOL.md section 2.
+// serverReplyPayload is the SQL Server 2008 PRELOGIN reply from docs/protocol.md, section "PRELOGIN".
 func serverReplyPayload(enc prelogin.Encryption) []byte {
 	p := []byte{
 		0x00, 0x00, 0x1A, 0x00, 0x06, // VERSION at 26, length 6

@@ -14,7 +14,7 @@ import (
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
-// First-connection measurement (issue 5): a fresh process creates a connector whose
+// First-connection measurement (docs/protocol.md, section "crypto/tls facts"): a fresh process creates a connector whose
 // connections verify against the system roots, does 300 ms of other start-up work, then
 // makes its first connection; we time that connection, with the system pool loaded in the
 // background from NewConnector on, and without (the first handshake loads it).

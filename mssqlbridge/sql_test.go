@@ -86,7 +86,7 @@ func selectOne(db *sql.DB) error {
 
 // TestSQLMatrix runs SELECT 1 through database/sql for every client setting x server setting
 // cell, bridged and with go-mssqldb's own TLS, and checks the bridged outcome against the
-// PROTOCOL.md table and the native one against the bridged one.
+// negotiation table (docs/protocol.md, section "PRELOGIN") and the native one against the bridged one.
 func TestSQLMatrix(t *testing.T) {
 	type cell struct {
 		ok      bool  // the connection works
