@@ -2,15 +2,12 @@ package mssqlbridge
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"strings"
 
 	mssql "github.com/microsoft/go-mssqldb"
-
-	"github.com/tdsbridge/tdsbridge/bridge"
 )
 
 // dialer is the go-mssqldb HostDialer the connector installs. Being a HostDialer, it receives
@@ -124,23 +121,4 @@ func (d *dialer) dialParallel(ctx context.Context, network string, ips []net.IPA
 		return nil, errors.Join(errs...)
 	}
 	return winner, nil
-}
-
-// startStrict runs the TDS 8.0 TLS handshake directly on the socket (ALPN "tds/8.0", TLS 1.3
-// allowed), before any TDS byte; the driver's PRELOGIN then travels inside TLS.
-func (c *conn) startStrict(ctx context.Context) error {
-	cfg, err := c.settings.clientTLSConfig(ctx, c.host)
-	if err != nil {
-		return err
-	}
-	b := bridge.New(c.raw, bridge.Options{Role: bridge.RoleClient, Direct: true})
-	tc := tls.Client(b, bridge.PreloginConfig(cfg, true))
-	if err := tc.HandshakeContext(ctx); err != nil {
-		return handshakeError(cfg.ServerName, c.host, err)
-	}
-	c.bridge = b
-	c.tlsConn = tc
-	c.target.Store(&connRef{b})
-	c.ra = newReadAhead(bridge.NewReader(tc, b, DefaultReadAheadSize), &c.rdl, DefaultReadAheadSize)
-	return nil
 }

@@ -1,0 +1,118 @@
+package mssqlbridge
+
+import (
+	"fmt"
+
+	"github.com/tdsbridge/tdsbridge/tds"
+)
+
+// writeLogin handles the driver's LOGIN7 packets in login-only mode: the first LOGIN7 packet
+// goes through TLS, then both directions switch to plaintext (MS-TDS encrypts only that
+// packet). The driver frames LOGIN7 with its configured packet size, so with a small size
+// (down to 512) and long names the password would lie in a later packet and cross in clear.
+// So a LOGIN7 that comes in several packets is collected to its last packet (EOM) and
+// re-framed in packets of at least 4096 bytes, the size every server accepts before the
+// packet size is negotiated: the fixed part, host name, user name and password (at most
+// 94 + 3*256 bytes) then always travel in the first packet, inside TLS. A LOGIN7 of one
+// packet, the usual case, is sent as it came. Called with wmu held.
+func (c *conn) writeLogin(p []byte) (int, error) {
+	h, err := tds.ParseHeader(p)
+	if err != nil || h.Type != tds.TypeLogin7 || int(h.Length) != len(p) {
+		err := fmt.Errorf("%w: login-only encryption expects the LOGIN7 packet, got % x", ErrUnexpectedWrite, p[:min(len(p), tds.HeaderSize)])
+		c.transition(stateFailed, err)
+		return 0, err
+	}
+	if c.login == nil && h.Status&tds.StatusEOM != 0 {
+		if err := c.sendLogin(p, nil); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	if c.login == nil {
+		c.loginHdr = h
+	}
+	c.login = append(c.login, p[tds.HeaderSize:]...)
+	if len(c.login) > maxLogin7Size {
+		err := fmt.Errorf("%w: LOGIN7 message longer than %d bytes", ErrUnexpectedWrite, maxLogin7Size)
+		c.transition(stateFailed, err)
+		return 0, err
+	}
+	if h.Status&tds.StatusEOM == 0 {
+		return len(p), nil // the rest of the message comes in the next Writes
+	}
+	// Re-frame: the first packet through TLS, the others in plaintext after the switch.
+	var first []byte
+	var rest []byte
+	w := tds.NewWriter(packetSink(func(pkt []byte) error {
+		if first == nil {
+			first = append([]byte(nil), pkt...)
+		} else {
+			rest = append(rest, pkt...)
+		}
+		return nil
+	}), max(int(c.loginHdr.Length), tds.DefaultPacketSize))
+	w.SetSPID(c.loginHdr.SPID)
+	w.BeginMessage(tds.TypeLogin7, c.loginHdr.Status&^tds.StatusEOM)
+	_, _ = w.Write(c.login) // the sink never fails
+	_ = w.EndMessage()
+	c.login = nil
+	if err := c.sendLogin(first, rest); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// maxLogin7Size is the longest LOGIN7 message the conn collects (MS-TDS: 128 KiB).
+const maxLogin7Size = 128 << 10
+
+// sendLogin sends first (one LOGIN7 packet) through TLS, switches both directions to
+// plaintext, and sends rest (the following LOGIN7 packets, if any) in plaintext.
+func (c *conn) sendLogin(first, rest []byte) error {
+	fail := func(err error) error {
+		c.transition(stateFailed, err)
+		return err
+	}
+	if _, err := c.tlsConn.Write(first); err != nil {
+		return fail(fmt.Errorf("mssqlbridge: send LOGIN7 through TLS: %w", err))
+	}
+	if err := c.bridge.StartPlaintext(); err != nil {
+		return fail(fmt.Errorf("mssqlbridge: switch to plaintext after LOGIN7: %w", err))
+	}
+	for len(rest) > 0 {
+		h, err := tds.ParseHeader(rest)
+		if err != nil {
+			return fail(fmt.Errorf("mssqlbridge: re-framed LOGIN7: %w", err))
+		}
+		if _, err := c.plainW.Write(rest[:h.Length]); err != nil {
+			return fail(fmt.Errorf("mssqlbridge: send LOGIN7 in plaintext: %w", err))
+		}
+		rest = rest[h.Length:]
+	}
+	c.transition(statePlain, nil)
+	return nil
+}
+
+// packetSink is an io.Writer that hands each Write (one packet from a tds.Writer) to a func.
+type packetSink func(pkt []byte) error
+
+func (f packetSink) Write(p []byte) (int, error) {
+	if err := f(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// patchLogin returns p, or in strict mode, for the first packet of a LOGIN7 that asks for
+// TDS 7.4, a copy with the TDS version set to 8.0: the driver, whose own encryption the
+// connector disables, would otherwise announce 7.4 where go-mssqldb's strict mode announces
+// 8.0. Called with wmu held.
+func (c *conn) patchLogin(p []byte) []byte {
+	const versionAt = tds.HeaderSize + 4 // LOGIN7: u32 Length, then u32 TDSVersion (little-endian)
+	if !c.strict || len(p) < versionAt+4 || tds.PacketType(p[0]) != tds.TypeLogin7 ||
+		p[versionAt] != 0x04 || p[versionAt+1] != 0 || p[versionAt+2] != 0 || p[versionAt+3] != 0x74 {
+		return p
+	}
+	c.scratch = append(c.scratch[:0], p...)
+	copy(c.scratch[versionAt:], []byte{0x00, 0x00, 0x00, 0x08})
+	return c.scratch
+}
