@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// summary follows a `go test -json` stream. It keeps each running test's output until the test
+// ends, prints it only if the test failed, and counts skips by reason. It is not safe for
+// concurrent use: feed it events from one goroutine.
+type summary struct {
+	out     io.Writer
+	pending map[testKey][]string // output of tests that have not ended yet
+	skips   map[string]int       // reason -> count
+	order   []string             // reasons in the order first seen
+	failed  []testKey
+	// buildFailed is set when a package failed to build (its tests never ran).
+	buildFailed bool
+}
+
+func newSummary(out io.Writer) *summary {
+	return &summary{out: out, pending: make(map[testKey][]string), skips: make(map[string]int)}
+}
+
+// fileLine is the "name_test.go:123: " prefix the testing package puts before a log line.
+var fileLine = regexp.MustCompile(`^\S+\.go:\d+: `)
+
+// add takes one event.
+func (s *summary) add(e event) {
+	switch e.Action {
+	case "build-output":
+		fmt.Fprint(s.out, e.Output)
+		return
+	case "build-fail":
+		s.buildFailed = true
+		return
+	}
+	if e.Test == "" {
+		s.packageEvent(e)
+		return
+	}
+	k := testKey{e.Package, e.Test}
+	switch e.Action {
+	case "output":
+		s.pending[k] = append(s.pending[k], e.Output)
+	case "fail":
+		s.printTest(s.pending[k])
+		delete(s.pending, k)
+		s.failed = append(s.failed, k)
+	case "skip":
+		s.skip(skipReason(s.pending[k]))
+		delete(s.pending, k)
+	case "pass":
+		delete(s.pending, k)
+	}
+}
+
+// packageEvent handles what a package prints outside any test: the "ok"/"FAIL" line, a leak
+// report from TestMain, a panic. At the end of a failed package it also prints the output of
+// tests that never reported an end (a crash or a timeout kills the binary in the middle).
+func (s *summary) packageEvent(e event) {
+	switch e.Action {
+	case "output":
+		switch strings.TrimSpace(e.Output) {
+		case "PASS", "FAIL", "testing: warning: no tests to run":
+			return
+		}
+		fmt.Fprint(s.out, e.Output)
+	case "fail":
+		if e.FailedBuild != "" {
+			s.buildFailed = true
+		}
+		for k, lines := range s.pending {
+			if k.pkg == e.Package {
+				s.printTest(lines)
+				delete(s.pending, k)
+				s.failed = append(s.failed, k)
+			}
+		}
+	}
+}
+
+// printTest prints a failed test's output without the runner's progress lines.
+func (s *summary) printTest(lines []string) {
+	for _, l := range lines {
+		if !isProgress(l) {
+			fmt.Fprint(s.out, l)
+		}
+	}
+}
+
+func isProgress(line string) bool {
+	for _, p := range []string{"=== RUN", "=== PAUSE", "=== CONT", "=== NAME"} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// skipReason is the last line a skipped test logged (the argument of t.Skip), without the
+// file:line prefix.
+func skipReason(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || isProgress(l) || strings.HasPrefix(l, "--- SKIP") {
+			continue
+		}
+		return fileLine.ReplaceAllString(l, "")
+	}
+	return "no reason given"
+}
+
+func (s *summary) skip(reason string) {
+	if s.skips[reason] == 0 {
+		s.order = append(s.order, reason)
+	}
+	s.skips[reason]++
+}
+
+// skipLine is the one-line count of skipped tests: "N skipped: reason (count), ...", the most
+// frequent reason first.
+func (s *summary) skipLine() string {
+	reasons := append([]string(nil), s.order...)
+	sort.SliceStable(reasons, func(i, j int) bool { return s.skips[reasons[i]] > s.skips[reasons[j]] })
+	total := 0
+	parts := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		total += s.skips[r]
+		parts = append(parts, fmt.Sprintf("%s (%d)", r, s.skips[r]))
+	}
+	if total == 0 {
+		return "0 skipped"
+	}
+	return fmt.Sprintf("%d skipped: %s", total, strings.Join(parts, ", "))
+}
+
+// failLine names the failed tests ("" when none failed).
+func (s *summary) failLine() string {
+	if len(s.failed) == 0 {
+		return ""
+	}
+	names := make([]string, len(s.failed))
+	for i, k := range s.failed {
+		names[i] = k.test + " (" + k.pkg + ")"
+	}
+	return fmt.Sprintf("%d failed: %s", len(names), strings.Join(names, ", "))
+}
