@@ -3,35 +3,53 @@ GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 60s
 
-.PHONY: test vet lint unit bench fuzz soak integration
+# Platforms whose build `make test` checks besides this one (vet type-checks every package with
+# its tests; no test binary is linked or run for them).
+CROSS       ?= windows/amd64 darwin/arm64 linux/arm64
 
-## test: vet, lint and every test under the race detector.
-test: vet lint unit
+.PHONY: test vet cross lint unit norace bench fuzz soak integration
+
+## test: gofmt and go vet (here and for every CROSS platform), staticcheck, every test under the
+## race detector, then the tests that are built only without it (TestZeroAllocs: the race
+## detector changes allocation counts; TestCancelStorm: see reliability/cancel_test.go). Each
+## test run ends with a line counting the skipped tests by reason. Set
+## TDSBRIDGE_REQUIRE_CLIENTS=1 to make a missing independent client (tsql, tedious, pytds) a
+## failure instead of a skip, as .ci/run does.
+test: vet cross lint unit norace
 
 vet:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
+cross:
+	@for p in $(CROSS); do echo "go vet ./... for $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... || exit 1; done
+
 lint:
 	$(GO) run $(STATICCHECK) ./...
 
 unit:
-	$(GO) test -race -count=1 ./...
+	GO=$(GO) $(GO) run ./scripts/testsummary -race -count=1 ./...
+
+norace:
+	GO=$(GO) $(GO) run ./scripts/testsummary -count=1 -run '^(TestZeroAllocs|TestCancelStorm)$$' ./prelogin/ ./reliability/
 
 ## bench: the main job (see README): client CPU per MB, native TLS versus the bridge.
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
 
 ## integration: the integration suites against tdstest, plus SQL Server where MSSQL_DSN is set
-## or where a Docker engine runs and MSSQL_IMAGE names the SQL Server 2022 image (see README).
+## and, where a Docker engine answers, a SQL Server 2022 container (MSSQL_IMAGE overrides the
+## image; see README).
 integration:
 	$(GO) test -count=1 -v -timeout 30m ./integration/
 
-## soak: the long load run (64 connections x 200 queries of up to 4 MB) under the race detector,
-## then the cancellation storm, which runs only without it (see reliability/cancel_test.go).
+## soak: the long load run (64 connections x 200 queries of up to 4 MiB) twice: under the race
+## detector, for correctness, then without it, for time and memory figures (the race detector
+## multiplies both), followed by the cancellation storm, which runs only without it (see
+## reliability/cancel_test.go). TestSoak logs its figures: run with -v.
 soak:
-	RELIABILITY_SOAK=1 $(GO) test -race -count=1 -run Soak -timeout 30m -v ./reliability/
-	$(GO) test -count=1 -run CancelStorm -timeout 10m -v ./reliability/
+	RELIABILITY_SOAK=1 $(GO) test -race -count=1 -run '^TestSoak$$' -timeout 30m -v ./reliability/
+	RELIABILITY_SOAK=1 $(GO) test -count=1 -run '^(TestSoak|TestCancelStorm)$$' -timeout 30m -v ./reliability/
 
 ## fuzz: every fuzz target for FUZZTIME each.
 fuzz:
