@@ -9,9 +9,9 @@ import (
 // driverCells sets up the driver comparison: the tdstest child (or the -dsn server), one pinned
 // connection per arm and packet size, and the cells: each value type at each packet size with
 // the four arms, then (local server only) the record-size sweep with the TLS arms. It returns
-// the cells, a description of the server, and a function that closes the connections and stops
-// the child.
-func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cellRunner, server string, closeFn func() error, err error) {
+// the cells, the server the arms talk to (for the idle heap figure), a description of it, and a
+// function that closes the connections and stops the child.
+func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cellRunner, base driverTarget, server string, closeFn func() error, err error) {
 	pool := &driverPool{conns: map[string]*benchConn{}}
 	var ch *child
 	closeAll := func() error {
@@ -28,7 +28,7 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 			_ = closeAll()
 		}
 	}()
-	base := driverTarget{dsn: cfg.dsn}
+	base = driverTarget{dsn: cfg.dsn}
 	var sweep []driverTarget
 	if cfg.dsn != "" {
 		server = redactDSN(cfg.dsn) + " (from -dsn / MSSQL_DSN)"
@@ -36,12 +36,12 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 		sizes := append([]int{0}, sweepRecordSizes...)
 		ch, err = startDriverChild(sizes, cfg.verbose)
 		if err != nil {
-			return nil, "", nil, err
+			return nil, base, "", nil, err
 		}
 		for _, rs := range sizes {
 			dsn, err := ch.get(driverInfoKey(rs))
 			if err != nil {
-				return nil, "", nil, err
+				return nil, base, "", nil, err
 			}
 			t := driverTarget{dsn: dsn, extra: trustLocalServer, recordSize: rs, local: true}
 			if rs == 0 {
@@ -63,13 +63,18 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 						prog.note("%v; leaving the %s arm out", err, spec.name)
 						continue
 					}
-					return nil, "", nil, err
+					return nil, base, "", nil, err
 				}
 				arms = append(arms, armRunner{spec.name, queryArm(bc, value, cfg.size)})
 			}
 			cells = append(cells, newCell(res, arms, driverRatioPairs))
 		}
 	}
+	wcells, err := workloadCells(ctx, cfg, pool, base, prog)
+	if err != nil {
+		return nil, base, "", nil, err
+	}
+	cells = append(cells, wcells...)
 	for _, t := range sweep {
 		res := &cellResult{
 			Group:      groupDriver,
@@ -82,13 +87,13 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 		for _, spec := range sweepArmSpecs {
 			bc, err := pool.get(ctx, t, spec, sweepPacketSize)
 			if err != nil {
-				return nil, "", nil, err
+				return nil, base, "", nil, err
 			}
 			arms = append(arms, armRunner{spec.name, queryArm(bc, valueVarbinary, cfg.size)})
 		}
 		cells = append(cells, newCell(res, arms, driverRatioPairs))
 	}
-	return cells, server, closeAll, nil
+	return cells, base, server, closeAll, nil
 }
 
 // driverInfoKey is the child info key under which the tdstest child prints the DSN of its

@@ -25,7 +25,10 @@ type config struct {
 	duration time.Duration  // -duration: measuring time budget of the whole run
 	rounds   int            // -rounds: rounds per cell
 	mode     string         // -mode: driver, transport or all
-	size     int            // -size: bytes of the value each driver query returns
+	size     int            // -size: bytes of the value each driver query returns (and of the upload)
+	rows     int64          // -rows: rows per many-row query and per CopyIn
+	idleN    int            // -idle-conns: pooled connections of the idle heap figure
+	idleR    int            // -idle-rounds: rounds of the idle heap figure (0: skip it)
 	cells    *regexp.Regexp // -cells: measure only cells whose "group name" matches
 	arms     *regexp.Regexp // -arms: measure only arms whose name matches
 	cpuProf  string         // -cpuprofile: write a CPU profile of the measuring phase here
@@ -54,6 +57,9 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	fs.IntVar(&c.rounds, "rounds", 20, "rounds per cell; every round visits every arm of every cell")
 	fs.StringVar(&c.mode, "mode", modeAll, "what to measure: driver, transport or all")
 	fs.IntVar(&c.size, "size", 1<<20, "`bytes` of the value each driver query returns (even, >= 2)")
+	fs.Int64Var(&c.rows, "rows", 100000, "rows per many-row query and per CopyIn of the workload cells")
+	fs.IntVar(&c.idleN, "idle-conns", 200, "pooled connections of the idle heap figure")
+	fs.IntVar(&c.idleR, "idle-rounds", 3, "rounds of the idle heap figure (0: skip it)")
 	cellsRe := fs.String("cells", "", "measure only the cells whose \"group name\" matches this `regexp` (e.g. 'driver varbinary/4096$')")
 	armsRe := fs.String("arms", "", "measure only the arms whose name matches this `regexp` (e.g. 'TLS')")
 	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the measuring phase to `FILE` (with -cells/-arms, of one arm)")
@@ -115,6 +121,15 @@ func (c *config) check() error {
 	if c.size < 2 || c.size%2 != 0 {
 		return fmt.Errorf("bench: -size %d: want an even number of bytes >= 2", c.size)
 	}
+	if c.rows < 1 {
+		return fmt.Errorf("bench: -rows %d: want at least 1", c.rows)
+	}
+	if c.idleN < 1 || c.idleN > 1000 {
+		return fmt.Errorf("bench: -idle-conns %d: want 1..1000", c.idleN)
+	}
+	if c.idleR < 0 {
+		return fmt.Errorf("bench: -idle-rounds %d: want 0 or more", c.idleR)
+	}
 	if c.recordSize < 0 || c.recordSize > 16384 {
 		return fmt.Errorf("bench: -record-size %d: want 0..16384", c.recordSize)
 	}
@@ -126,6 +141,12 @@ func (c *config) check() error {
 		}
 	}
 	return nil
+}
+
+// wantIdle says whether the run measures the idle heap figure (driver mode, -idle-rounds > 0,
+// and -cells, if given, matching its name).
+func (c *config) wantIdle() bool {
+	return c.wantDriver() && c.idleR > 0 && (c.cells == nil || c.cells.MatchString(groupIdle+" "+idleCellName))
 }
 
 // wantDriver and wantTransport say which parts of the run the mode selects.

@@ -88,7 +88,8 @@ func runBench(ctx context.Context, cfg *config, prog *progress) (rep *report, er
 		ValueBytes:    cfg.size,
 	}
 	var cells []*cellRunner
-	var closers []func() error // run in reverse order on the way out
+	var idleTarget *driverTarget // the driver server, for the idle heap figure
+	var closers []func() error   // run in reverse order on the way out
 	defer func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			if cerr := closers[i](); cerr != nil && err == nil {
@@ -98,10 +99,11 @@ func runBench(ctx context.Context, cfg *config, prog *progress) (rep *report, er
 	}()
 	if cfg.wantDriver() {
 		prog.note("starting the driver servers and connections")
-		dcells, server, closeFn, err := driverCells(ctx, cfg, prog)
+		dcells, base, server, closeFn, err := driverCells(ctx, cfg, prog)
 		if err != nil {
 			return nil, err
 		}
+		idleTarget = &base
 		rep.Server = server
 		closers = append(closers, closeFn)
 		cells = append(cells, dcells...)
@@ -133,10 +135,15 @@ func runBench(ctx context.Context, cfg *config, prog *progress) (rep *report, er
 	if perr := stopProfile(); perr != nil && err == nil {
 		err = perr
 	}
+	if err == nil && idleTarget != nil && cfg.wantIdle() {
+		rep.Idle, err = measureIdle(ctx, cfg, *idleTarget, prog)
+	}
 	for _, c := range cells {
 		rep.Cells = append(rep.Cells, c.result)
 	}
 	rep.Targets = checkTargets(rep)
+	rep.Worse = worseCells(rep)
+	rep.RatiosChecked = ratiosChecked(rep)
 	rep.Elapsed = time.Since(start).Round(time.Second).String()
 	return rep, err
 }

@@ -62,14 +62,20 @@ func writePlotFile(path string, r *report) error {
 	return writeFile(path, r, writeSVG)
 }
 
-// plotPanels turns the report into panels: the driver cells in client CPU ms/MiB, and the
+// plotPanels turns the report into panels: the driver value cells in client CPU ms/MiB, and the
 // transport and floor cells in client CPU ms/MB.
 func plotPanels(r *report) []plotPanel {
 	var panels []plotPanel
-	if cells := r.cellsOf(groupDriver); len(cells) > 0 {
+	var cells []*cellResult
+	for _, c := range r.cellsOf(groupDriver) {
+		if c.Workload == "" { // workload cells: per MiB of a few bytes would dwarf the value cells
+			cells = append(cells, c)
+		}
+	}
+	if len(cells) > 0 {
 		panels = append(panels, plotPanel{title: "Driver: client CPU ms per MiB (median, whisker = spread)", groups: plotGroups(cells, func(a *armResult) summary { return a.CPUPerMiB })})
 	}
-	cells := append(r.cellsOf(groupTransport), r.cellsOf(groupFloor)...)
+	cells = append(r.cellsOf(groupTransport), r.cellsOf(groupFloor)...)
 	if len(cells) > 0 {
 		panels = append(panels, plotPanel{title: "Transport only and floor: client CPU ms per MB", groups: plotGroups(cells, func(a *armResult) summary { return a.CPUPerMB })})
 	}

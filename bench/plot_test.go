@@ -46,8 +46,9 @@ func TestWriteSVG(t *testing.T) {
 			inTitle = false
 		}
 	}
-	if bars != 10 {
-		t.Errorf("%d bars, want 10", bars)
+	// 4 + 2 driver value bars (no workload cells), 2 transport, 3 floor.
+	if bars != 11 {
+		t.Errorf("%d bars, want 11", bars)
 	}
 	// Legends: four driver arms; tls.Conn, bridge and the two floors in the second panel.
 	if legend != 8 {

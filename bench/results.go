@@ -7,6 +7,7 @@ const (
 	groupDriver    = "driver"
 	groupTransport = "transport"
 	groupFloor     = "floor"
+	groupIdle      = "idle" // the idle heap figure (not a cell of the rounds)
 )
 
 // Arm names. The driver arms are go-mssqldb with its own TLS (native) or through the bridge
@@ -39,16 +40,25 @@ type report struct {
 	ValueBytes    int           `json:"value_bytes"`
 	Cells         []*cellResult `json:"cells"`
 	Targets       []target      `json:"targets,omitempty"`
+	Worse         []worseCell   `json:"worse_cells,omitempty"` // ratios significantly worse than their baseline
+	RatiosChecked int           `json:"ratios_checked"`        // ratios looked at for Worse
+	Idle          []*idleResult `json:"idle,omitempty"`        // heap per idle pooled connection
 }
 
 // cellResult is one cell of the table: a workload measured with every arm.
 type cellResult struct {
 	Group      string        `json:"group"`
 	Name       string        `json:"name"`
-	Value      string        `json:"value,omitempty"`        // driver: nvarchar or varbinary
-	PacketSize int           `json:"packet_size,omitempty"`  // driver: negotiated TDS packet size
-	RecordSize int           `json:"record_size,omitempty"`  // TLS record size; 0: one per packet
-	Pattern    string        `json:"read_pattern,omitempty"` // transport: how the client reads
+	Value      string        `json:"value,omitempty"`         // driver: nvarchar or varbinary
+	PacketSize int           `json:"packet_size,omitempty"`   // driver: negotiated TDS packet size
+	RecordSize int           `json:"record_size,omitempty"`   // TLS record size; 0: one per packet
+	Pattern    string        `json:"read_pattern,omitempty"`  // transport: how the client reads
+	Workload   string        `json:"workload,omitempty"`      // driver workload cells: what each query does
+	RoundTrip  bool          `json:"round_trip,omitempty"`    // workload: a query moves a packet or two each way
+	Unit       string        `json:"unit,omitempty"`          // workload: what one operation is ("query", "row")
+	PerOp      int64         `json:"units_per_op,omitempty"`  // workload: units (rows) per operation
+	BytesPerOp int64         `json:"bytes_per_op,omitempty"`  // workload: bytes one operation moves (counted once)
+	Counted    string        `json:"bytes_counted,omitempty"` // workload: which bytes BytesPerOp counts
 	Arms       []*armResult  `json:"arms"`
 	Ratios     []ratioResult `json:"ratios,omitempty"`
 }
@@ -63,6 +73,8 @@ type armResult struct {
 	CPUPerMB  summary  `json:"cpu_ms_per_mb"`
 	MBps      summary  `json:"mb_per_s"`
 	Reads     summary  `json:"read_syscalls_per_mib"` // N == 0 where the system does not count them
+	WallP50   summary  `json:"wall_ms_p50,omitempty"` // latency workloads: per-sample p50 of one operation
+	WallP99   summary  `json:"wall_ms_p99,omitempty"` // latency workloads: per-sample p99 of one operation
 }
 
 // ratioResult is a paired comparison of two arms of a cell on client CPU per byte.
@@ -120,6 +132,8 @@ func (a *armResult) finish() {
 	a.CPUPerMB = summarize(perSample(a.Samples, sample.cpuMsPerMB))
 	a.MBps = summarize(perSample(a.Samples, sample.mbPerSec))
 	a.Reads = summarize(known(perSample(a.Samples, sample.readsPerMiB)))
+	a.WallP50 = summarize(known(perSample(a.Samples, sample.p50Ms)))
+	a.WallP99 = summarize(known(perSample(a.Samples, sample.p99Ms)))
 }
 
 // known returns xs without its NaN values.

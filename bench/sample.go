@@ -15,6 +15,10 @@ type sample struct {
 	Wall  time.Duration `json:"wall_ns"`
 	CPU   time.Duration `json:"cpu_ns"`
 	Reads int64         `json:"read_syscalls"`
+	// WallP50 and WallP99 are percentiles of one operation's wall time within the sample, for
+	// latency workloads (0: not recorded).
+	WallP50 time.Duration `json:"wall_p50_ns,omitempty"`
+	WallP99 time.Duration `json:"wall_p99_ns,omitempty"`
 }
 
 // Derived per-sample figures. Units: ms, MiB = 2^20 bytes, MB = 10^6 bytes.
@@ -31,4 +35,16 @@ func (s sample) readsPerMiB() float64 {
 		return math.NaN()
 	}
 	return float64(s.Reads) / (float64(s.Bytes) / (1 << 20))
+}
+
+// p50Ms and p99Ms are the per-operation wall-time percentiles in ms; NaN when not recorded.
+func (s sample) p50Ms() float64 { return msOrNaN(s.WallP50) }
+func (s sample) p99Ms() float64 { return msOrNaN(s.WallP99) }
+
+// msOrNaN is ms(d), or NaN for 0 (not recorded).
+func msOrNaN(d time.Duration) float64 {
+	if d == 0 {
+		return math.NaN()
+	}
+	return ms(d)
 }

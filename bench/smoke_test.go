@@ -31,7 +31,7 @@ func TestSmoke(t *testing.T) {
 		"== Driver: one SELECT of a 2 KiB value per query",
 		"nvarchar/4096", "varbinary/16384", "varbinary/4096, 16 KiB records",
 		armNativeTLS, armBridgedTLS, armNativePlain, armBridgedPlain,
-		"== Driver summary", "== Targets (issue 8)",
+		"== Driver summary", "== Targets:", "== Driver workloads", "== Idle",
 		"== Transport only", "16 KiB records, TDS header+body",
 		"== Floor", "loopback TCP read",
 	} {

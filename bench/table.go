@@ -7,9 +7,10 @@ import (
 	"text/tabwriter"
 )
 
-// writeTable prints the report as readable tables: the run's context, the driver comparison
-// (per arm, then a summary with ratios and the transport share), the issue 8 targets, the
-// transport-only comparison and the floor. Sections without cells are left out.
+// writeTable prints the report as readable tables: the run's context, the driver value cells
+// (per arm, then a summary with ratios, then the transport's part of the TLS figures), the
+// workload cells, the idle heap figure, the targets, the transport-only comparison and the
+// floor. Sections without cells are left out.
 func writeTable(w io.Writer, r *report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
@@ -21,41 +22,25 @@ func writeTable(w io.Writer, r *report) error {
 	}
 	p("figures: median over rounds %s; client CPU = user+system time of this process (servers run in a child);\n", spreadNote(r.Rounds))
 	p("reads/MiB = read system calls of this process per MiB received (median)\n")
-	if cells := r.cellsOf(groupDriver); len(cells) > 0 {
-		p("\n== Driver: one SELECT of a %s value per query, one connection ==\n", byteLabel(r.ValueBytes))
-		p("packet sizes as requested; servers cap encrypted connections at 16383, as SQL Server does\n")
-		p("cell\tarm\tqueries\twall ms/query\tCPU ms/query\tCPU ms/MiB\treads/MiB\n")
-		for _, c := range cells {
-			for i, a := range c.Arms {
-				name := ""
-				if i == 0 {
-					name = c.Name
-				}
-				p("%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, a.Name, totalOps(a), fmtStat(a.Wall), fmtStat(a.CPU), fmtStat(a.CPUPerMiB), fmtMedian(a.Reads))
-			}
-		}
-		p("\n== Driver summary: client CPU ms/MiB (medians), ratios bridged/native ==\n")
-		p("ratio = median of per-round ratios [spread], rounds in which bridged was cheaper, sign-test p\n")
-		p("share = transport share of the TLS figure: (TLS - plain) / TLS\n")
-		p("cell\tnative TLS\tbridged TLS\tnative plain\tbridged plain\tratio TLS\tratio plain\tshare native\tshare bridged\n")
-		for _, c := range cells {
-			p("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name,
-				armMedian(c, armNativeTLS), armMedian(c, armBridgedTLS),
-				armMedian(c, armNativePlain), armMedian(c, armBridgedPlain),
-				fmtRatio(c.ratioOf(armBridgedTLS, armNativeTLS)), fmtRatio(c.ratioOf(armBridgedPlain, armNativePlain)),
-				transportShare(c, armNativeTLS, armNativePlain), transportShare(c, armBridgedTLS, armBridgedPlain))
+	var values, loads []*cellResult
+	for _, c := range r.cellsOf(groupDriver) {
+		if c.Workload != "" {
+			loads = append(loads, c)
+		} else {
+			values = append(values, c)
 		}
 	}
-	if len(r.Targets) > 0 {
-		p("\n== Targets (issue 8), client CPU per MiB ==\n")
-		for _, t := range r.Targets {
-			verdict := "MET"
-			if !t.Met {
-				verdict = "NOT MET"
-			}
-			p("%s: %s / %s = %.3f (%s), target <= %.2f: %s\n", t.Cell, t.Candidate, t.Baseline, t.Measured,
-				fmtRatio(&ratioResult{ratio: t.Ratio}), t.Limit, verdict)
-		}
+	if len(values) > 0 {
+		writeValueCells(p, r, values)
+	}
+	if len(loads) > 0 {
+		writeWorkloadCells(p, loads)
+	}
+	if len(r.Idle) > 0 {
+		writeIdle(p, r)
+	}
+	if len(r.Targets) > 0 || r.RatiosChecked > 0 {
+		writeTargets(p, r)
 	}
 	if cells := r.cellsOf(groupTransport); len(cells) > 0 {
 		p("\n== Transport only: TLS 1.2 AES-128-GCM over loopback, sender in a child process ==\n")
@@ -71,7 +56,7 @@ func writeTable(w io.Writer, r *report) error {
 					rat = fmtRatio(c.ratioOf(armBridge, armTLSConn))
 				}
 				if f := floorFor(r, c.RecordSize); f > 0 && a.CPUPerMB.N > 0 {
-					xf = fmt.Sprintf("%.1fx", a.CPUPerMB.Median/f)
+					xf = fmt.Sprintf("%.2fx", a.CPUPerMB.Median/f)
 				}
 				p("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, a.Name, fmtStat(a.MBps), fmtStat(a.CPUPerMB), xf, fmtMedian(a.Reads), rat)
 			}
@@ -92,21 +77,132 @@ func writeTable(w io.Writer, r *report) error {
 	return nil
 }
 
+// printer is writeTable's formatted writer.
+type printer func(format string, args ...any)
+
+// writeValueCells prints the driver value cells: per arm, the summary with ratios, and the
+// transport's part of each TLS figure (see transportPart).
+func writeValueCells(p printer, r *report, cells []*cellResult) {
+	p("\n== Driver: one SELECT of a %s value per query, one connection ==\n", byteLabel(r.ValueBytes))
+	p("packet sizes as requested; servers cap encrypted connections at 16383, as SQL Server does\n")
+	p("cell\tarm\tqueries\twall ms/query\tCPU ms/query\tCPU ms/MiB\treads/MiB\n")
+	for _, c := range cells {
+		for i, a := range c.Arms {
+			name := ""
+			if i == 0 {
+				name = c.Name
+			}
+			p("%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, a.Name, totalOps(a), fmtStat(a.Wall), fmtStat(a.CPU), fmtStat(a.CPUPerMiB), fmtMedian(a.Reads))
+		}
+	}
+	p("\n== Driver summary: client CPU ms/MiB (medians), ratios bridged/native ==\n")
+	p("ratio = median of per-round ratios [spread], rounds in which bridged was cheaper, sign-test p\n")
+	p("cell\tnative TLS\tbridged TLS\tnative plain\tbridged plain\tratio TLS\tratio plain\n")
+	for _, c := range cells {
+		p("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name,
+			armMedian(c, armNativeTLS), armMedian(c, armBridgedTLS),
+			armMedian(c, armNativePlain), armMedian(c, armBridgedPlain),
+			fmtRatio(c.ratioOf(armBridgedTLS, armNativeTLS)), fmtRatio(c.ratioOf(armBridgedPlain, armNativePlain)))
+	}
+	p("\n== Driver: the transport's part of the TLS figures, ms/MiB (medians; needs the floor cells) ==\n")
+	p("driver = cheaper plain arm - TCP read floor (an upper bound of the driver's own work); transport = TLS arm - driver;\n")
+	p("share = transport / TLS arm; x floor = transport / floor; gain taken = (native - bridged) / (native - floor), transports\n")
+	p("cell\tfloor\tdriver\tnative transport (share)\tbridged transport (share)\tnative x floor\tbridged x floor\tgain taken\n")
+	for _, c := range cells {
+		tp := transportPart(r, c)
+		p("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, fmtPos(tp.floor), fmtPos(tp.driver),
+			fmtShare(tp.native, tp.nativeTLS), fmtShare(tp.bridged, tp.bridgedTLS),
+			fmtTimes(tp.native, tp.floor), fmtTimes(tp.bridged, tp.floor), fmtTaken(tp))
+	}
+}
+
+// writeWorkloadCells prints the workload cells: what each does, per arm, and a summary with
+// ratios.
+func writeWorkloadCells(p printer, cells []*cellResult) {
+	p("\n== Driver workloads: packet size %d, one pinned connection per arm, every answer checked ==\n", workloadPacketSize)
+	for _, c := range cells {
+		p("%s: %s; %s per operation (%s)\n", c.Name, c.Workload, byteCountLabel(c.BytesPerOp), c.Counted)
+	}
+	p("cell\tarm\tops\twall ms/op\tp50 ms\tp99 ms\tCPU us/unit\tCPU ms/MiB\treads/MiB\n")
+	for _, c := range cells {
+		for i, a := range c.Arms {
+			name := ""
+			if i == 0 {
+				name = c.Name
+			}
+			perUnit := "-"
+			if a.CPU.N > 0 && c.PerOp > 0 {
+				perUnit = fmtNum(1000*a.CPU.Median/float64(c.PerOp)) + "/" + c.Unit
+			}
+			p("%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", name, a.Name, totalOps(a), fmtStat(a.Wall),
+				fmtMedian(a.WallP50), fmtMedian(a.WallP99), perUnit, fmtStat(a.CPUPerMiB), fmtMedian(a.Reads))
+		}
+	}
+	p("\n== Driver workloads summary: ratios bridged/native of client CPU per operation ==\n")
+	p("cell\tratio TLS\tratio plain\n")
+	for _, c := range cells {
+		p("%s\t%s\t%s\n", c.Name, fmtRatio(c.ratioOf(armBridgedTLS, armNativeTLS)), fmtRatio(c.ratioOf(armBridgedPlain, armNativePlain)))
+	}
+}
+
+// writeIdle prints the idle heap figure per arm and the paired ratios bridged/native.
+func writeIdle(p printer, r *report) {
+	n := r.Idle[0].Conns
+	p("\n== Idle: Go heap per pooled connection, %d connections each idle after one %s query ==\n", n, byteLabel(r.ValueBytes))
+	p("heap = HeapAlloc after GC with the pool idle, minus before opening it, / %d; ratio per round, bridged/native\n", n)
+	p("arm\tKiB per connection\trounds\tratio bridged/native\n")
+	kib := map[string][]float64{}
+	for _, res := range r.Idle {
+		kib[res.Arm] = res.KiB
+	}
+	for _, res := range r.Idle {
+		rat := ""
+		for _, pair := range driverRatioPairs {
+			if pair[0] == res.Arm && kib[pair[1]] != nil {
+				q := ratioResult{ratio: pairedRatio(res.KiB, kib[pair[1]])}
+				rat = fmtRatio(&q)
+			}
+		}
+		p("%s\t%s\t%d\t%s\n", res.Arm, fmtStat(res.Summary), res.Summary.N, rat)
+	}
+}
+
+// writeTargets prints every target with its figures and verdict, then the check that no ratio
+// of the table is significantly worse than its baseline.
+func writeTargets(p printer, r *report) {
+	p("\n== Targets: MET = the median meets the limit AND the rounds support it ==\n")
+	p("gain: better than the bound in >= 75%% of rounds or sign test p < 0.05; not worse: not worse with p < 0.05\n")
+	for _, t := range r.Targets {
+		v := t.Measured
+		rel := "<="
+		if t.Higher {
+			rel = ">="
+		}
+		verdict := "MET"
+		if !v.Met {
+			verdict = "NOT MET: " + v.Why
+		}
+		lo, hi := v.spread()
+		p("%s = %.3f [%.2f-%.2f], better %d/%d, p=%s; target %s %.2f (%s): %s\n", t.Name, v.Median, lo, hi,
+			v.Better, v.N, fmtP(v.P), rel, t.Limit, t.Kind, verdict)
+	}
+	if r.RatiosChecked > 0 {
+		if len(r.Worse) == 0 {
+			p("no cell worse than its baseline with p < 0.05 (%d ratios, plaintext included): MET\n", r.RatiosChecked)
+		} else {
+			p("no cell worse than its baseline with p < 0.05 (%d ratios): NOT MET, %d worse:\n", r.RatiosChecked, len(r.Worse))
+			for _, wc := range r.Worse {
+				p("  %s: %s/%s = %s\n", wc.Cell, wc.Ratio.Candidate, wc.Ratio.Baseline, fmtRatio(&wc.Ratio))
+			}
+		}
+	}
+}
+
 // floorFor returns the floor of a TLS read of records of recordSize bytes over loopback: the
 // median CPU ms/MB of AES-128-GCM open at that record size plus that of the plain TCP read;
 // 0 if either was not measured.
 func floorFor(r *report, recordSize int) float64 {
-	var aes, tcp float64
-	for _, c := range r.cellsOf(groupFloor) {
-		for _, a := range c.Arms {
-			switch {
-			case a.Name == armFloorAESGCM && c.RecordSize == recordSize && a.CPUPerMB.N > 0:
-				aes = a.CPUPerMB.Median
-			case a.Name == armFloorTCP && a.CPUPerMB.N > 0:
-				tcp = a.CPUPerMB.Median
-			}
-		}
-	}
+	aes, tcp := floorParts(r, recordSize)
 	if aes == 0 || tcp == 0 {
 		return 0
 	}
@@ -183,13 +279,4 @@ func armMedian(c *cellResult, name string) string {
 		return "-"
 	}
 	return fmtNum(a.CPUPerMiB.Median)
-}
-
-// transportShare formats (TLS - plain) / TLS of the medians of CPU per MiB as a percentage.
-func transportShare(c *cellResult, tlsArm, plainArm string) string {
-	t, pl := c.arm(tlsArm), c.arm(plainArm)
-	if t == nil || pl == nil || t.CPUPerMiB.N == 0 || pl.CPUPerMiB.N == 0 || t.CPUPerMiB.Median <= 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.0f%%", 100*(t.CPUPerMiB.Median-pl.CPUPerMiB.Median)/t.CPUPerMiB.Median)
 }

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// rep returns n copies of x.
+func rep(n int, x float64) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = x
+	}
+	return xs
+}
+
+// join concatenates slices.
+func join(xss ...[]float64) []float64 {
+	var out []float64
+	for _, xs := range xss {
+		out = append(out, xs...)
+	}
+	return out
+}
+
+func TestJudge(t *testing.T) {
+	gain := func(limit float64) target { return target{Kind: targetGain, Limit: limit, Bound: 1} }
+	tests := []struct {
+		name    string
+		t       target
+		rs      []float64
+		met     bool
+		better  int
+		worse   int
+		whyHas  string // a part of the reason, when not met
+		pBelow  float64
+		pAtLeas float64
+	}{
+		{name: "gain, every round cheaper", t: gain(0.88), rs: rep(20, 0.85), met: true, better: 20, pBelow: 0.001},
+		// The case the old rule called MET: the median meets the limit, the rounds do not.
+		{name: "median met, 12/20 rounds, p=0.50", t: gain(0.88), rs: join(rep(12, 0.80), rep(8, 1.05)),
+			better: 12, worse: 8, whyHas: "rounds do not support it: better in 12/20 (60% < 75%), sign test p=0.503", pAtLeas: 0.05},
+		{name: "75% rule alone (5/6, p=0.22)", t: gain(0.88), rs: join(rep(5, 0.8), rep(1, 1.2)), met: true, better: 5, worse: 1, pAtLeas: 0.05},
+		{name: "sign test alone (28/40 = 70%, p<0.05)", t: gain(0.88), rs: join(rep(28, 0.8), rep(12, 1.1)), met: true, better: 28, worse: 12, pBelow: 0.05},
+		{name: "median above the limit", t: gain(0.88), rs: rep(20, 0.90), better: 20, whyHas: "median 0.900 above the limit 0.88"},
+		{name: "both conditions fail", t: gain(0.88), rs: join(rep(10, 0.95), rep(10, 1.05)),
+			better: 10, worse: 10, whyHas: "median 1.000 above the limit 0.88; rounds do not support it"},
+		{name: "ties count neither way", t: gain(1), rs: join(rep(3, 1), rep(1, 0.9)), better: 1, whyHas: "better in 1/4"},
+		{name: "not worse: even split", t: target{Kind: targetNotWorse, Limit: 1, Bound: 1}, rs: join(rep(10, 0.99), rep(10, 1.0001)),
+			met: true, better: 10, worse: 10},
+		{name: "not worse: median 1.00 but 16/20 dearer", t: target{Kind: targetNotWorse, Limit: 1.01, Bound: 1}, rs: join(rep(4, 0.9), rep(16, 1.005)),
+			better: 4, worse: 16, whyHas: "worse in 16/20 rounds, sign test p=0.012"},
+		{name: "floor: bound is the limit", t: target{Kind: targetGain, Limit: 1.15, Bound: 1.15}, rs: join(rep(9, 1.1), rep(1, 1.3)), met: true, better: 9, worse: 1},
+		{name: "floor: 1.3x", t: target{Kind: targetGain, Limit: 1.15, Bound: 1.15}, rs: rep(10, 1.3), worse: 10, whyHas: "median 1.300 above the limit 1.15"},
+		{name: "MB/s higher is better", t: target{Kind: targetGain, Limit: 1.10, Bound: 1, Higher: true}, rs: rep(10, 1.2), met: true, better: 10},
+		{name: "MB/s below the limit", t: target{Kind: targetGain, Limit: 1.10, Bound: 1, Higher: true}, rs: rep(10, 0.96), worse: 10,
+			whyHas: "median 0.960 below the limit 1.10"},
+		{name: "not measured", t: gain(0.88), rs: nil, whyHas: "not measured"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := tt.t.judge(tt.rs)
+			if v.Met != tt.met || v.Better != tt.better || v.Worse != tt.worse {
+				t.Errorf("judge = met %v, better %d, worse %d (%s); want met %v, better %d, worse %d",
+					v.Met, v.Better, v.Worse, v.Why, tt.met, tt.better, tt.worse)
+			}
+			if tt.met && v.Why != "" {
+				t.Errorf("met, but why = %q", v.Why)
+			}
+			if !tt.met && !strings.Contains(v.Why, tt.whyHas) {
+				t.Errorf("why = %q, want it to contain %q", v.Why, tt.whyHas)
+			}
+			if tt.pBelow > 0 && v.P >= tt.pBelow {
+				t.Errorf("p = %v, want < %v", v.P, tt.pBelow)
+			}
+			if tt.pAtLeas > 0 && v.P < tt.pAtLeas {
+				t.Errorf("p = %v, want >= %v", v.P, tt.pAtLeas)
+			}
+		})
+	}
+}
+
+func TestCheckTargets(t *testing.T) {
+	r := fakeReport()
+	byName := map[string]target{}
+	for _, tg := range r.Targets {
+		byName[tg.Name] = tg
+	}
+	// varbinary/4096 TLS: 2.6..2.8 against 2.9..3.3, cheaper in 5/5 rounds: a gain of 0.87,
+	// within the 0.88 limit of packet size 4096.
+	tls, ok := byName["varbinary/4096: bridged TLS/native TLS, CPU per MiB"]
+	if !ok || !tls.Measured.Met || tls.Limit != 0.88 || tls.Measured.Better != 5 {
+		t.Errorf("TLS target = %+v (found %v), want MET at limit 0.88, better 5", tls, ok)
+	}
+	// plain: 0.93, above 0.90.
+	if pl := byName["varbinary/4096: bridged plain/native plain, CPU per MiB"]; pl.Measured.Met || !strings.Contains(pl.Measured.Why, "above the limit 0.90") {
+		t.Errorf("plain target = %+v, want NOT MET for its median", pl)
+	}
+	// the sweep cell has no target of its own.
+	for name := range byName {
+		if strings.Contains(name, "records:") {
+			t.Errorf("target %q for a sweep cell", name)
+		}
+	}
+	// transport: bridge 0.9 ms/MB over a floor of 0.2 + 0.3: 1.8x, not within 1.15x.
+	if ft := byName["transport 1 KiB records, 64 KiB reads: bridge CPU per MB, x floor"]; ft.Measured.Met || ft.Measured.N != 5 || math.Abs(ft.Measured.Median-1.8) > 1e-9 {
+		t.Errorf("floor target = %+v, want NOT MET at 1.8x", ft)
+	}
+	// round trip: equal CPU -> not worse, MET; many rows: bridged dearer in every round.
+	if rt := byName["round trip SELECT @p1, @p2: bridged TLS/native TLS, CPU per operation"]; !rt.Measured.Met || rt.Kind != targetNotWorse {
+		t.Errorf("round-trip target = %+v, want MET, not worse", rt)
+	}
+	if nr := byName["narrow rows x100000: bridged TLS/native TLS, CPU per operation"]; nr.Measured.Met || nr.Kind != targetGain {
+		t.Errorf("narrow-rows target = %+v, want NOT MET, gain", nr)
+	}
+	if len(r.Worse) != 1 || r.Worse[0].Cell != "driver narrow rows x100000" {
+		t.Errorf("worse cells = %+v, want the narrow-rows TLS ratio alone", r.Worse)
+	}
+}
