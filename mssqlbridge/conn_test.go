@@ -22,7 +22,7 @@ func testSettings(t testing.TB, pki *testPKI, enc msdsn.Encryption) *settings {
 	if enc != msdsn.EncryptionDisabled {
 		cfg.TLSConfig = &tls.Config{RootCAs: pki.pool}
 	}
-	s, err := newSettings(cfg, "", options{})
+	s, err := newSettings(cfg, dsnFiles{}, options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestServerName(t *testing.T) {
 		{"127.0.0.1", "server.test", "server.test"},
 	} {
 		cfg := &tls.Config{RootCAs: pki.pool, ServerName: tc.hostInCert}
-		s, err := newSettings(msdsn.Config{Encryption: msdsn.EncryptionRequired, TLSConfig: cfg, HostInCertificateProvided: tc.hostInCert != ""}, "", options{})
+		s, err := newSettings(msdsn.Config{Encryption: msdsn.EncryptionRequired, TLSConfig: cfg, HostInCertificateProvided: tc.hostInCert != ""}, dsnFiles{}, options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,6 +32,7 @@ type settings struct {
 	tlsBase    *tls.Config      // DSN-derived or the caller's; never modified; nil when disabled
 	hostInCert bool             // tlsBase.ServerName was fixed by the DSN or the caller
 	file       *filePoolLoad    // the DSN's certificate file, loading in the background; or nil
+	serverCert *filePoolLoad    // the DSN's serverCertificate file, loading likewise; or nil
 	system     bool             // connections verify against the system roots
 	dialer     mssql.Dialer     // the caller's dialer, or nil
 	host       string           // the DSN's host, for HostName
@@ -45,37 +46,42 @@ type settings struct {
 // replacement for mssql.NewConnector.
 //
 // Every DSN parameter keeps its go-mssqldb meaning; encrypt=disable|false|true|strict,
-// TrustServerCertificate, hostNameInCertificate, certificate, tlsmin, packet size, dial timeout
-// and connection timeout are honoured by the bridged connection (see the package
-// documentation for the differences). The certificate file is not read here but in a
-// background goroutine, and, if connections will verify the server's certificate against the
-// system roots, so is the system root pool; a connection that needs either waits for it, and a
-// file that cannot be loaded fails each such connection with a *CertificateFileError.
+// TrustServerCertificate, hostNameInCertificate, certificate, serverCertificate, tlsmin, packet
+// size, dial timeout and connection timeout are honoured by the bridged connection (see the
+// package documentation for the differences); the combinations go-mssqldb refuses
+// (certificate with serverCertificate, serverCertificate with hostNameInCertificate) are
+// refused here with its words. The certificate files are not read here but in a background
+// goroutine, and, if connections will verify the server's certificate against the system
+// roots, so is the system root pool; a connection that needs either waits for it, and a file
+// that cannot be loaded fails each such connection with a *CertificateFileError.
 //
 // The connector's Dialer field is set to the bridge's dialer: do not replace it (use
 // WithDialer). Its other fields (SessionInitSQL, ...) may be set as usual.
 func NewConnector(dsn string, opts ...Option) (*mssql.Connector, error) {
-	cfg, certFile, err := parseDSN(dsn)
+	cfg, files, err := parseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}
-	return newConnector(cfg, certFile, opts)
+	return newConnector(cfg, files, opts)
 }
 
 // NewConnectorConfig is NewConnector for a parsed (or hand-built) msdsn.Config, the
 // counterpart of mssql.NewConnectorConfig. cfg.TLSConfig carries the TLS settings (msdsn.Parse
-// has already read any certificate file); Protocols may be empty (it means TCP). cfg is not
-// modified.
+// has already read any certificate file) and is used as go-mssqldb uses it: a ServerName set
+// in it is the name the certificate is checked against, except the one msdsn.Parse puts there
+// by default (cfg.Host, without hostNameInCertificate), which follows the host dialed, as
+// go-mssqldb's does on a routing redirect; an empty ServerName means the host dialed.
+// Protocols may be empty (it means TCP). cfg is not modified.
 func NewConnectorConfig(cfg msdsn.Config, opts ...Option) (*mssql.Connector, error) {
-	return newConnector(cfg, "", opts)
+	return newConnector(cfg, dsnFiles{}, opts)
 }
 
-func newConnector(cfg msdsn.Config, certFile string, opts []Option) (*mssql.Connector, error) {
+func newConnector(cfg msdsn.Config, files dsnFiles, opts []Option) (*mssql.Connector, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s, err := newSettings(cfg, certFile, o)
+	s, err := newSettings(cfg, files, o)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +102,10 @@ func newConnector(cfg msdsn.Config, certFile string, opts []Option) (*mssql.Conn
 	return c, nil
 }
 
-func newSettings(cfg msdsn.Config, certFile string, o options) (*settings, error) {
+// newSettings builds what the connector's connections share. With WithTLSConfig, the DSN's
+// certificate files are not read at all: the caller's config replaces every TLS setting the
+// DSN makes.
+func newSettings(cfg msdsn.Config, files dsnFiles, o options) (*settings, error) {
 	switch cfg.Encryption {
 	case msdsn.EncryptionOff, msdsn.EncryptionRequired, msdsn.EncryptionDisabled, msdsn.EncryptionStrict:
 	default:
@@ -124,18 +133,25 @@ func newSettings(cfg msdsn.Config, certFile string, o options) (*settings, error
 		s.hostInCert = s.tlsBase.ServerName != ""
 	case cfg.TLSConfig != nil:
 		s.tlsBase = cfg.TLSConfig.Clone()
-		s.hostInCert = cfg.HostInCertificateProvided
+		name := s.tlsBase.ServerName
+		s.hostInCert = cfg.HostInCertificateProvided || (name != "" && name != cfg.Host)
 	default:
 		s.tlsBase = &tls.Config{}
 	}
 	if cfg.Encryption == msdsn.EncryptionStrict {
 		s.tlsBase.NextProtos = []string{"tds/8.0"}
 	}
-	if certFile != "" {
-		s.file = newFilePoolLoad(certFile)
-		s.file.start()
+	if o.tlsConfig == nil {
+		if files.certificate != "" {
+			s.file = newFilePoolLoad(files.certificate)
+			s.file.start()
+		}
+		if files.serverCertificate != "" {
+			s.serverCert = newFilePoolLoad(files.serverCertificate)
+			s.serverCert.start()
+		}
 	}
-	verifies := !s.tlsBase.InsecureSkipVerify && s.tlsBase.RootCAs == nil
+	verifies := !s.tlsBase.InsecureSkipVerify && s.tlsBase.RootCAs == nil && s.serverCert == nil
 	s.system = verifies && (s.file == nil || s.hostInCertHasColon())
 	if s.system && startSystemRootsEarly {
 		systemRoots.start()

@@ -1,56 +1,92 @@
 package mssqlbridge
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/microsoft/go-mssqldb/msdsn"
 )
 
-// certificateKey is the DSN parameter naming a CA certificate file (.pem or .der). msdsn.Parse
-// reads that file itself, on the caller's goroutine; parseDSN takes the parameter out first so
-// that the connector's background loader reads it instead (see certpool.go).
-const certificateKey = msdsn.Certificate
+// certificateKey and serverCertificateKey are the DSN parameters naming a certificate file
+// (.pem or .der): a CA to verify the server's chain against, or the exact certificate the
+// server must present. msdsn.Parse reads those files itself, on the caller's goroutine;
+// parseDSN takes the parameters out first so that the connector's background loader reads
+// them instead (see certpool.go).
+const (
+	certificateKey       = msdsn.Certificate
+	serverCertificateKey = msdsn.ServerCertificate
+)
+
+// serverCertificateADO is the ADO spelling msdsn also accepts for serverCertificate.
+const serverCertificateADO = "server certificate"
+
+// The DSN combinations msdsn.Parse refuses, with its own words (go-mssqldb v1.11.2).
+var (
+	errCertificateAndServerCertificate = errors.New("cannot specify both 'certificate' and 'serverCertificate' parameters")
+	errServerCertificateAndHostName    = errors.New("cannot specify both 'serverCertificate' and 'hostnameincertificate' parameters")
+)
+
+// dsnFiles are the certificate files a DSN names; "" when absent.
+type dsnFiles struct {
+	certificate       string // certificate=: CA file, chain verification
+	serverCertificate string // serverCertificate=: the server's own certificate, byte comparison
+}
 
 // parseDSN parses dsn in any of go-mssqldb's three forms (URL "sqlserver://...", ADO
 // "server=...;...", ODBC "odbc:server=...;...") with msdsn.Parse, after removing the
-// certificate parameter, whose value it returns as certFile ("" when absent). Every other
-// parameter, including every validation msdsn applies, is msdsn's own. A DSN whose
-// certificate parameter cannot be located unambiguously (a malformed DSN, or a URL that repeats
-// the key) is handed to msdsn.Parse unchanged, which then reports the error itself.
-func parseDSN(dsn string) (cfg msdsn.Config, certFile string, err error) {
-	stripped, certFile := cutCertificate(dsn)
+// certificate and serverCertificate parameters, whose values it returns in files. Every other
+// parameter, including every validation msdsn applies, is msdsn's own; the two that concern
+// the removed parameters (certificate with serverCertificate, serverCertificate with
+// hostNameInCertificate) are applied here with msdsn's words. A DSN whose parameters cannot
+// be located unambiguously (a malformed DSN, or a URL that repeats a key) is handed to
+// msdsn.Parse unchanged, which then reports the error itself.
+func parseDSN(dsn string) (cfg msdsn.Config, files dsnFiles, err error) {
+	stripped, certFile := cutParam(dsn, certificateKey)
+	stripped, serverFile := cutParam(stripped, serverCertificateKey, serverCertificateADO)
 	cfg, err = msdsn.Parse(stripped)
 	if err != nil {
-		return cfg, "", fmt.Errorf("mssqlbridge: parse DSN: %w", err)
+		return cfg, dsnFiles{}, fmt.Errorf("mssqlbridge: parse DSN: %w", err)
 	}
+	if serverFile != "" {
+		switch {
+		case certFile != "":
+			return cfg, dsnFiles{}, fmt.Errorf("mssqlbridge: parse DSN: %w", errCertificateAndServerCertificate)
+		case cfg.Parameters[msdsn.HostNameInCertificate] != "":
+			return cfg, dsnFiles{}, fmt.Errorf("mssqlbridge: parse DSN: %w", errServerCertificateAndHostName)
+		}
+	}
+	// Keep Parameters as msdsn would have it, for code that inspects it.
 	if certFile != "" {
-		// Keep Parameters as msdsn would have it, for code that inspects it.
 		cfg.Parameters[certificateKey] = certFile
 	}
-	return cfg, certFile, nil
+	if serverFile != "" {
+		cfg.Parameters[serverCertificateKey] = serverFile
+	}
+	return cfg, dsnFiles{certificate: certFile, serverCertificate: serverFile}, nil
 }
 
-// cutCertificate returns dsn without its certificate parameter, and that parameter's value.
-// When the parameter is absent or cannot be located unambiguously it returns dsn unchanged
-// and "".
-func cutCertificate(dsn string) (string, string) {
+// cutParam returns dsn without its parameter key (lower case; in the ADO form also any of
+// adoNames, msdsn's synonyms), and that parameter's value. When the parameter is absent or
+// cannot be located unambiguously it returns dsn unchanged and "".
+func cutParam(dsn, key string, adoNames ...string) (string, string) {
 	switch {
 	case strings.HasPrefix(dsn, "sqlserver://"):
-		return cutCertificateURL(dsn)
+		return cutParamURL(dsn, key)
 	case strings.HasPrefix(dsn, "odbc:"):
-		rest, file := cutCertificateODBC(dsn[len("odbc:"):])
-		return "odbc:" + rest, file
+		rest, value := cutParamODBC(dsn[len("odbc:"):], key)
+		return "odbc:" + rest, value
 	default:
-		return cutCertificateADO(dsn)
+		return cutParamADO(dsn, append([]string{key}, adoNames...))
 	}
 }
 
-// cutCertificateURL handles the URL form: msdsn lower-cases query keys and rejects repeated
-// keys, so exactly one key equal (ignoring case) to "certificate" with one value is removed.
-func cutCertificateURL(dsn string) (string, string) {
+// cutParamURL handles the URL form: msdsn lower-cases query keys and rejects repeated keys,
+// so exactly one key equal (ignoring case) to key with one value is removed.
+func cutParamURL(dsn, key string) (string, string) {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return dsn, ""
@@ -59,28 +95,29 @@ func cutCertificateURL(dsn string) (string, string) {
 	if err != nil {
 		return dsn, ""
 	}
-	var key string
+	var found string
 	for k, v := range q {
-		if strings.EqualFold(k, certificateKey) {
-			if key != "" || len(v) != 1 {
+		if strings.EqualFold(k, key) {
+			if found != "" || len(v) != 1 {
 				return dsn, "" // repeated: msdsn reports it
 			}
-			key = k
+			found = k
 		}
 	}
-	if key == "" {
+	if found == "" {
 		return dsn, ""
 	}
-	file := q.Get(key)
-	q.Del(key)
+	value := q.Get(found)
+	q.Del(found)
 	u.RawQuery = q.Encode()
-	return u.String(), file
+	return u.String(), value
 }
 
-// cutCertificateADO handles the ADO form with msdsn's rules: parts separated by ';' outside
-// double quotes, "name=value", the name trimmed and lower-cased, the value trimmed and, when
-// wholly double-quoted, unquoted with "" standing for ". A later part overrides an earlier one.
-func cutCertificateADO(dsn string) (string, string) {
+// cutParamADO handles the ADO form with msdsn's rules: parts separated by ';' outside double
+// quotes, "name=value", the name trimmed and lower-cased, the value trimmed and, when wholly
+// double-quoted, unquoted with "" standing for ". It removes every part whose name is one of
+// names (synonyms of one key); a later part overrides an earlier one.
+func cutParamADO(dsn string, names []string) (string, string) {
 	var (
 		parts   []string
 		start   int
@@ -110,7 +147,7 @@ func cutCertificateADO(dsn string) (string, string) {
 	)
 	for _, part := range parts {
 		name, value, _ := strings.Cut(part, "=")
-		if strings.ToLower(strings.TrimSpace(name)) != certificateKey {
+		if !slices.Contains(names, strings.ToLower(strings.TrimSpace(name))) {
 			kept = append(kept, part)
 			continue
 		}
@@ -126,12 +163,12 @@ func cutCertificateADO(dsn string) (string, string) {
 	return strings.Join(kept, ";"), file
 }
 
-// cutCertificateODBC handles the ODBC form (without its "odbc:" prefix) with msdsn's rules:
-// keys end at '=', are lower-cased and right-trimmed; values are bare (to the next ';',
-// right-trimmed) or braced ("}}" stands for '}'). It removes every pair whose key is
-// "certificate" (a later pair overrides an earlier one) and returns the last value. A syntax
-// error leaves the string unchanged for msdsn to report.
-func cutCertificateODBC(s string) (string, string) {
+// cutParamODBC handles the ODBC form (without its "odbc:" prefix) with msdsn's rules: keys
+// end at '=', are lower-cased and right-trimmed; values are bare (to the next ';',
+// right-trimmed) or braced ("}}" stands for '}'). It removes every pair whose key is key (a
+// later pair overrides an earlier one) and returns the last value. A syntax error leaves the
+// string unchanged for msdsn to report.
+func cutParamODBC(s, want string) (string, string) {
 	const (
 		beforeKey = iota
 		inKey
@@ -151,7 +188,7 @@ func cutCertificateODBC(s string) (string, string) {
 		found      bool
 	)
 	finish := func(end int, v string) {
-		if strings.ToLower(strings.TrimRightFunc(key.String(), unicode.IsSpace)) == certificateKey {
+		if strings.ToLower(strings.TrimRightFunc(key.String(), unicode.IsSpace)) == want {
 			spans = append(spans, span{pairStart, end})
 			file, found = v, true
 		}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,10 @@ func TestParseDSNMatchesMsdsn(t *testing.T) {
 		"odbc last":        "odbc:server=db.example;encrypt=true;certificate=" + ca,
 		"odbc absent":      "odbc:server=db.example;encrypt=true",
 		"odbc key spacing": "odbc:server=db.example; CERTIFICATE  =" + ca + ";encrypt=true",
+		"url server cert":  "sqlserver://sa@db.example?encrypt=true&ServerCertificate=" + ca,
+		"ado server cert":  "server=db.example;encrypt=true;servercertificate=" + ca,
+		"ado synonym":      "server=db.example;Server Certificate=" + ca + ";encrypt=true",
+		"odbc server cert": "odbc:server=db.example;serverCertificate={" + ca + "};encrypt=true",
 	}
 	for name, dsn := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -42,8 +47,11 @@ func TestParseDSNMatchesMsdsn(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parseDSN: %v", err)
 			}
-			if file != want.Parameters[certificateKey] {
-				t.Fatalf("certificate file %q, want %q", file, want.Parameters[certificateKey])
+			if file.certificate != want.Parameters[certificateKey] {
+				t.Fatalf("certificate file %q, want %q", file.certificate, want.Parameters[certificateKey])
+			}
+			if file.serverCertificate != want.Parameters[serverCertificateKey] {
+				t.Fatalf("serverCertificate file %q, want %q", file.serverCertificate, want.Parameters[serverCertificateKey])
 			}
 			if !maps.Equal(got.Parameters, want.Parameters) {
 				t.Fatalf("parameters differ:\n got %v\nwant %v", got.Parameters, want.Parameters)
@@ -53,8 +61,11 @@ func TestParseDSNMatchesMsdsn(t *testing.T) {
 				got.HostInCertificateProvided != want.HostInCertificateProvided {
 				t.Fatalf("config differs: got %+v, want %+v", got, want)
 			}
+			// serverCertificate's InsecureSkipVerify and byte comparison are set per connection
+			// (clientTLSConfig), not in the parsed config.
+			skipVerify := want.TLSConfig != nil && want.TLSConfig.InsecureSkipVerify && file.serverCertificate == ""
 			if want.TLSConfig != nil && (got.TLSConfig == nil || got.TLSConfig.ServerName != want.TLSConfig.ServerName ||
-				got.TLSConfig.InsecureSkipVerify != want.TLSConfig.InsecureSkipVerify) {
+				got.TLSConfig.InsecureSkipVerify != skipVerify) {
 				t.Fatalf("TLS config differs")
 			}
 		})
@@ -75,6 +86,32 @@ func TestParseDSNDoesNotReadCertificate(t *testing.T) {
 		}
 		if _, err := NewConnector(dsn); err != nil {
 			t.Fatalf("NewConnector(%q): %v", dsn, err)
+		}
+	}
+}
+
+// TestParseDSNRefusesCombinations: the certificate parameter combinations msdsn refuses are
+// refused in every DSN form, with msdsn's words, although parseDSN takes those parameters out
+// before msdsn sees them.
+func TestParseDSNRefusesCombinations(t *testing.T) {
+	for _, tc := range []struct {
+		dsn  string
+		want error
+	}{
+		{"sqlserver://sa@db.example?encrypt=true&certificate=a.pem&serverCertificate=b.pem", errCertificateAndServerCertificate},
+		{"server=db.example;encrypt=true;certificate=a.pem;server certificate=b.pem", errCertificateAndServerCertificate},
+		{"odbc:server=db.example;encrypt=true;serverCertificate={b.pem};certificate=a.pem", errCertificateAndServerCertificate},
+		{"sqlserver://sa@db.example?serverCertificate=b.pem&hostNameInCertificate=db", errServerCertificateAndHostName},
+		{"server=db.example;host name in certificate=db;serverCertificate=b.pem", errServerCertificateAndHostName},
+		{"odbc:server=db.example;hostnameincertificate=db;servercertificate=b.pem", errServerCertificateAndHostName},
+	} {
+		_, err := NewConnector(tc.dsn)
+		if !errors.Is(err, tc.want) {
+			t.Fatalf("NewConnector(%q): %v, want %v", tc.dsn, err, tc.want)
+		}
+		_, merr := msdsn.Parse(tc.dsn)
+		if merr == nil || !strings.Contains(merr.Error(), tc.want.Error()) {
+			t.Fatalf("msdsn.Parse(%q): %v, want its refusal %q", tc.dsn, merr, tc.want)
 		}
 	}
 }

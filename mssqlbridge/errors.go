@@ -38,8 +38,11 @@ var (
 var errClosed = fmt.Errorf("mssqlbridge: %w", net.ErrClosed)
 
 // CertificateError reports that the server's certificate did not verify for Host. Err is the
-// cause from crypto/x509 or crypto/tls (for example x509.HostnameError or
-// x509.UnknownAuthorityError), reachable with errors.As.
+// cause, reachable with errors.As: from crypto/x509 or crypto/tls (for example
+// x509.HostnameError or x509.UnknownAuthorityError, also for a hostNameInCertificate
+// containing ':' whose common name does not match), the mismatch of a serverCertificate, or
+// the error returned by a VerifyPeerCertificate or VerifyConnection callback of the TLS
+// configuration in use.
 type CertificateError struct {
 	Host string // the name (or IP address) the certificate was checked against
 	Err  error
@@ -71,6 +74,7 @@ func (e *CertificateFileError) Unwrap() []error { return []error{ErrCertificateF
 func asCertificateError(host string, err error) error {
 	var (
 		verr  *tls.CertificateVerificationError
+		cberr *verifyError
 		herr  x509.HostnameError
 		uaerr x509.UnknownAuthorityError
 		cierr x509.CertificateInvalidError
@@ -79,6 +83,8 @@ func asCertificateError(host string, err error) error {
 	switch {
 	case errors.As(err, &verr):
 		return &CertificateError{Host: host, Err: verr.Err}
+	case errors.As(err, &cberr):
+		return &CertificateError{Host: host, Err: cberr.err}
 	case errors.As(err, &herr), errors.As(err, &uaerr), errors.As(err, &cierr), errors.As(err, &srerr):
 		return &CertificateError{Host: host, Err: err}
 	}

@@ -15,8 +15,10 @@ type options struct {
 }
 
 // WithTLSConfig makes connections use a clone of cfg in place of the TLS settings derived from
-// the DSN (TrustServerCertificate, hostNameInCertificate, certificate, tlsmin). The DSN still
-// decides whether and how to encrypt (encrypt=...). cfg is never modified. Per connection:
+// the DSN (TrustServerCertificate, hostNameInCertificate, certificate, serverCertificate,
+// tlsmin); the DSN's certificate files are then not even read. The DSN still decides whether
+// and how to encrypt (encrypt=...). cfg is never modified. An error from its
+// VerifyPeerCertificate or VerifyConnection is reported as a *CertificateError. Per connection:
 // ServerName, if empty, becomes the host dialed; RootCAs, if nil while the certificate is
 // verified, becomes the system roots (loaded in the background from NewConnector on); the
 // TLS version is capped at 1.2 inside PRELOGIN unless MinVersion is TLS 1.3; strict mode sets

@@ -1,6 +1,7 @@
 package mssqlbridge
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"database/sql"
 	"errors"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	mssql "github.com/microsoft/go-mssqldb"
+	"github.com/microsoft/go-mssqldb/msdsn"
 
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
@@ -190,21 +194,40 @@ func TestCertificateMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing.pem")
+	crtFile := filepath.Join(dir, "server.crt") // an extension msdsn does not accept
+	if err := os.WriteFile(crtFile, srv.CACertificate().Raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := newTestPKI(t).caFile // a certificate the server does not present
+	// serverCertificate: the server's own (self-signed) certificate, compared byte for byte.
+	serverCert := srv.CAFile()
+	if !srv.CACertificate().Equal(srv.Certificate()) {
+		t.Fatal("the test expects tdstest's default self-signed certificate")
+	}
 	cases := []struct {
-		name    string
-		params  []string
-		opts    []Option
-		ok      bool
-		wantErr error // bridged
+		name      string
+		params    []string
+		opts      []Option
+		ok        bool
+		wantErr   error // bridged
+		wantCause error // the *CertificateError's cause, when not an x509 error
 	}{
-		{"certificate file (PEM)", []string{"certificate=" + srv.CAFile()}, nil, true, nil},
-		{"certificate file (DER)", []string{"certificate=" + derFile}, nil, true, nil},
-		{"untrusted CA (system roots)", nil, nil, false, ErrCertificate},
-		{"TrustServerCertificate", []string{"TrustServerCertificate=true"}, nil, true, nil},
-		{"hostNameInCertificate matching", []string{"certificate=" + srv.CAFile(), "hostNameInCertificate=localhost"}, nil, true, nil},
-		{"wrong host name", []string{"certificate=" + srv.CAFile(), "hostNameInCertificate=wrong.example"}, nil, false, ErrCertificate},
-		{"missing certificate file", []string{"certificate=" + missing}, nil, false, ErrCertificateFile},
-		{"caller tls.Config", nil, []Option{WithTLSConfig(srv.TLSConfig())}, true, nil},
+		{"certificate file (PEM)", []string{"certificate=" + srv.CAFile()}, nil, true, nil, nil},
+		{"certificate file (DER)", []string{"certificate=" + derFile}, nil, true, nil, nil},
+		{"untrusted CA (system roots)", nil, nil, false, ErrCertificate, nil},
+		{"TrustServerCertificate", []string{"TrustServerCertificate=true"}, nil, true, nil, nil},
+		{"hostNameInCertificate matching", []string{"certificate=" + srv.CAFile(), "hostNameInCertificate=localhost"}, nil, true, nil, nil},
+		{"wrong host name", []string{"certificate=" + srv.CAFile(), "hostNameInCertificate=wrong.example"}, nil, false, ErrCertificate, nil},
+		{"missing certificate file", []string{"certificate=" + missing}, nil, false, ErrCertificateFile, nil},
+		{"caller tls.Config", nil, []Option{WithTLSConfig(srv.TLSConfig())}, true, nil, nil},
+		{"hostNameInCertificate with colon, other common name", []string{"certificate=" + srv.CAFile(), "hostNameInCertificate=localhost:1"}, nil, false, ErrCertificate, nil},
+		{"serverCertificate matching", []string{"serverCertificate=" + serverCert}, nil, true, nil, nil},
+		{"serverCertificate of another server", []string{"serverCertificate=" + other}, nil, false, ErrCertificate, errServerCertificateMismatch},
+		{"serverCertificate with untrusted-CA system roots", []string{"serverCertificate=" + serverCert, "TrustServerCertificate=false"}, nil, true, nil, nil},
+		{"serverCertificate file missing", []string{"serverCertificate=" + missing}, nil, false, ErrCertificateFile, nil},
+		{"serverCertificate file unsupported", []string{"serverCertificate=" + crtFile}, nil, false, ErrCertificateFile, nil},
+		{"certificate and serverCertificate", []string{"certificate=" + srv.CAFile(), "serverCertificate=" + serverCert}, nil, false, errCertificateAndServerCertificate, nil},
+		{"serverCertificate and hostNameInCertificate", []string{"serverCertificate=" + serverCert, "hostNameInCertificate=localhost"}, nil, false, errServerCertificateAndHostName, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,14 +250,23 @@ func TestCertificateMatrix(t *testing.T) {
 				if !errors.As(berr, &ce) || ce.Host == "" {
 					t.Fatalf("bridged: %v is not a *CertificateError naming the host", berr)
 				}
+				if !strings.Contains(berr.Error(), ce.Host) {
+					t.Fatalf("bridged: %v does not name the host %q", berr, ce.Host)
+				}
 				var ua x509.UnknownAuthorityError
 				var he x509.HostnameError
-				if !errors.As(berr, &ua) && !errors.As(berr, &he) {
+				switch {
+				case tc.wantCause != nil:
+					if !errors.Is(ce.Err, tc.wantCause) {
+						t.Fatalf("bridged: cause %v, want %v", ce.Err, tc.wantCause)
+					}
+				case !errors.As(berr, &ua) && !errors.As(berr, &he):
 					t.Fatalf("bridged: %v does not wrap the x509 cause", berr)
 				}
 			}
-			if errors.Is(tc.wantErr, ErrCertificateFile) && !strings.Contains(berr.Error(), missing) {
-				t.Fatalf("bridged: %v does not name the file", berr)
+			var fe *CertificateFileError
+			if errors.Is(tc.wantErr, ErrCertificateFile) && (!errors.As(berr, &fe) || !strings.Contains(berr.Error(), fe.File)) {
+				t.Fatalf("bridged: %v is not a *CertificateFileError naming the file", berr)
 			}
 			if tc.opts != nil {
 				return // no DSN equivalent for go-mssqldb
@@ -286,6 +318,91 @@ func TestTLSMin(t *testing.T) {
 				t.Errorf("outcomes differ: bridged %v, native %v", errString(berr), errString(nerr))
 			}
 			t.Logf("bridged: %v; native: %v", errString(berr), errString(nerr))
+		})
+	}
+}
+
+// TestWithTLSConfigReplacesDSNFiles: with WithTLSConfig, the DSN's certificate and
+// serverCertificate files are not read (a missing file does not fail the connection) and not
+// used (a file naming another CA, or another server's certificate, does not either): the
+// caller's config alone decides.
+func TestWithTLSConfigReplacesDSNFiles(t *testing.T) {
+	srv := startServer(t, tdstest.Config{})
+	missing := filepath.Join(t.TempDir(), "missing.pem")
+	other := newTestPKI(t).caFile
+	for name, param := range map[string]string{
+		"missing certificate":       "certificate=" + missing,
+		"another CA":                "certificate=" + other,
+		"missing serverCertificate": "serverCertificate=" + missing,
+		"another serverCertificate": "serverCertificate=" + other,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dsn := srv.DSN("encrypt=true", param)
+			// Without the option the DSN's file decides, and fails.
+			db, err := bridgedDB(t, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := selectOne(db); !errors.Is(err, ErrCertificate) && !errors.Is(err, ErrCertificateFile) {
+				t.Fatalf("without WithTLSConfig: %v, want a certificate failure", errString(err))
+			}
+			db, err = bridgedDB(t, dsn, WithTLSConfig(srv.TLSConfig()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := selectOne(db); err != nil {
+				t.Fatalf("with WithTLSConfig: %v", err)
+			}
+			c, err := NewConnector(dsn, WithTLSConfig(srv.TLSConfig()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := c.Dialer.(*dialer).s
+			if s.file != nil || s.serverCert != nil {
+				t.Fatalf("a DSN file loader was started despite WithTLSConfig")
+			}
+		})
+	}
+}
+
+// TestNewConnectorConfigServerName: NewConnectorConfig uses a ServerName set by hand in
+// cfg.TLSConfig as go-mssqldb does (the certificate is checked against it, not against the
+// host dialed), and both drivers reach the same outcome on the same server.
+func TestNewConnectorConfigServerName(t *testing.T) {
+	srv := startServer(t, tdstest.Config{})
+	for _, tc := range []struct {
+		serverName string
+		ok         bool
+	}{
+		{"localhost", true},      // named by the certificate; the host dialed is 127.0.0.1
+		{"wrong.example", false}, // not named: the check must not fall back to 127.0.0.1
+		{"", true},               // empty: the host dialed (go-mssqldb would refuse the config)
+	} {
+		t.Run(tc.serverName, func(t *testing.T) {
+			cfg, err := msdsn.Parse(srv.DSN("encrypt=true"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.TLSConfig = &tls.Config{RootCAs: srv.CertPool(), ServerName: tc.serverName}
+			bc, err := NewConnectorConfig(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			berr := selectOne(openDB(t, bc))
+			if (berr == nil) != tc.ok {
+				t.Fatalf("bridged: %v, want success %v", errString(berr), tc.ok)
+			}
+			var ce *CertificateError
+			if !tc.ok && (!errors.As(berr, &ce) || ce.Host != tc.serverName) {
+				t.Fatalf("bridged: %v is not a *CertificateError for %q", berr, tc.serverName)
+			}
+			if tc.serverName == "" {
+				return
+			}
+			nerr := selectOne(openDB(t, mssql.NewConnectorConfig(cfg)))
+			if (nerr == nil) != (berr == nil) {
+				t.Errorf("outcomes differ: bridged %v, native %v", errString(berr), errString(nerr))
+			}
 		})
 	}
 }
