@@ -40,7 +40,11 @@ type Options struct {
 	// passthrough and plaintext mode. Values below DefaultReadAheadSize
 	// (64 KiB), including 0, mean DefaultReadAheadSize. It bounds the
 	// memory a connection uses for bytes the layer above has not asked
-	// for yet.
+	// for yet. The buffer comes from a pool shared by the Conns of one
+	// size: a Conn holds it only while it has bytes buffered or a Read
+	// waits on the socket, so an idle connection holds none. Bytes the
+	// peer sent after its last handshake message are served first without
+	// changing this size.
 	ReadAheadSize int
 	// Direct starts the Conn in StatePassthrough: TLS runs directly on the
 	// socket with no PRELOGIN wrapping (TDS 8.0 strict encryption).

@@ -27,7 +27,7 @@ import (
 type Conn struct {
 	raw  net.Conn
 	role Role
-	size int // read-ahead buffer size
+	pool *bufPool // read-ahead buffers of the configured size
 
 	// state is the current State; written only by transition, under smu.
 	state atomic.Uint32
@@ -38,6 +38,9 @@ type Conn struct {
 	rmu  sync.Mutex
 	ra   readAhead // passthrough and plaintext
 	rerr error     // first permanent read error in passthrough or plaintext mode
+	// batch is the empty-record threshold set by CoalesceRecords (0: off):
+	// every passthrough Read coalesces as in Reader's coalescing mode.
+	batch int
 	// Handshake mode: hsIn reads the peer's messages straight from the
 	// socket; hsPayload is the unread rest of the current message (it
 	// aliases hsIn's buffer and is valid until the next ReadMessage);
@@ -79,9 +82,9 @@ type Conn struct {
 // then call StartPassthrough (or StartPlaintext for login-only encryption).
 // The Conn owns raw from now on: use raw only through the Conn (see Raw).
 func New(raw net.Conn, opts Options) *Conn {
-	c := &Conn{raw: raw, role: opts.Role, size: max(opts.ReadAheadSize, DefaultReadAheadSize)}
+	c := &Conn{raw: raw, role: opts.Role, pool: poolFor(max(opts.ReadAheadSize, DefaultReadAheadSize))}
 	if opts.Direct {
-		c.ra.init(c.size, nil)
+		c.ra.init(c.pool, nil)
 		c.state.Store(uint32(StatePassthrough))
 		return c
 	}

@@ -59,3 +59,44 @@ func exampleCert() (tls.Certificate, *x509.CertPool) {
 	}
 	return cert, pool
 }
+
+// A client that reads its tls.Conn directly (as a database driver reads a
+// packet header, then its body) asks the bridge to coalesce records, so
+// that crypto/tls reads the bridge once per batch of records.
+func ExampleConn_CoalesceRecords() {
+	cert, pool := exampleCert()
+	craw, sraw := net.Pipe()
+
+	go func() {
+		sb := bridge.New(sraw, bridge.Options{Role: bridge.RoleServer})
+		defer sb.Close()
+		ts := tls.Server(sb, bridge.PreloginConfig(&tls.Config{Certificates: []tls.Certificate{cert}}, false))
+		if err := ts.Handshake(); err != nil || sb.StartPassthrough() != nil {
+			fmt.Println("server: handshake failed")
+			return
+		}
+		for _, rec := range []string{"header", "body of the first packet", "header", "body of the second"} {
+			ts.Write([]byte(rec))
+		}
+		ts.Close()
+	}()
+
+	cb := bridge.New(craw, bridge.Options{Role: bridge.RoleClient})
+	defer cb.Close()
+	tc := tls.Client(cb, bridge.PreloginConfig(&tls.Config{RootCAs: pool, ServerName: "localhost"}, false))
+	if err := tc.Handshake(); err != nil {
+		fmt.Println("client:", err)
+		return
+	}
+	if err := cb.StartPassthrough(); err != nil {
+		fmt.Println("client:", err)
+		return
+	}
+	if err := cb.CoalesceRecords(tc.ConnectionState()); err != nil {
+		fmt.Println("client:", err)
+		return
+	}
+	msg, err := io.ReadAll(tc)
+	fmt.Println(string(msg), err)
+	// Output: headerbody of the first packetheaderbody of the second <nil>
+}

@@ -26,7 +26,7 @@ func FuzzReadAhead(f *testing.F) {
 			rest = rest[n:]
 		}
 		var ra readAhead
-		ra.init(DefaultReadAheadSize, nil)
+		ra.init(poolFor(DefaultReadAheadSize), nil)
 		var got []byte
 		boundary := 0 // stream offset of the next record boundary, per the headers read so far
 		for i := 0; len(got) < len(stream); i++ {

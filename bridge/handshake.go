@@ -129,7 +129,7 @@ func (c *Conn) leaveHandshake(to State, name string) error {
 	if err := c.flushLocked(); err != nil {
 		return err
 	}
-	c.ra.init(c.size, c.hsPayload)
+	c.ra.init(c.pool, c.hsPayload)
 	c.hsPayload, c.hsIn, c.hsOut, c.flight = nil, nil, nil, nil
 	return nil
 }

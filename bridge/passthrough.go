@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 )
@@ -25,13 +26,47 @@ func (c *Conn) StartPassthrough() error {
 	return c.start(StatePassthrough, "StartPassthrough")
 }
 
+// CoalesceRecords makes every later passthrough Read hand the TLS layer,
+// after the bytes of the record it must serve, the records that follow
+// complete in the read-ahead buffer when they are application data longer
+// than the empty-record threshold of cs (see Reader), as many as fit. A
+// tls.Conn read directly (without a Reader) then reads the bridge once per
+// batch rather than once per record: fewer calls, and fewer of the small
+// allocations crypto/tls makes per read of its underlying conn. A Read
+// still never waits for bytes it was not asked for, never hands over a
+// record of another type after the first, and reports an error only after
+// the data in front of it.
+//
+// Call it once the handshake is complete (cs from the tls.Conn's
+// ConnectionState), in passthrough mode, for a Conn that stays in
+// passthrough until it is closed: records beyond the one being read may
+// then sit in the tls.Conn, so StartPlaintext afterwards fails with
+// ErrState. Errors: ErrHandshakeIncomplete when cs is not of a completed
+// handshake, ErrState outside passthrough mode. Not to be called while a
+// Read runs in another goroutine (ErrReadInProgress).
+func (c *Conn) CoalesceRecords(cs tls.ConnectionState) error {
+	if !cs.HandshakeComplete {
+		return fmt.Errorf("bridge: CoalesceRecords: %w", ErrHandshakeIncomplete)
+	}
+	if !c.rmu.TryLock() {
+		return fmt.Errorf("bridge: CoalesceRecords: %w", ErrReadInProgress)
+	}
+	defer c.rmu.Unlock()
+	if s := c.State(); s != StatePassthrough {
+		return fmt.Errorf("bridge: CoalesceRecords in state %v: %w", s, ErrState)
+	}
+	c.batch = int(emptyRecordLen(cs))
+	return nil
+}
+
 // readPassthrough serves the TLS layer from the read-ahead buffer, reading
 // the socket (one Read into the free space of the buffer) only when no
 // byte of the current record is buffered. By default a call hands over at
 // most one record.
 //
 // Two modes, set by Reader around its reads of the tls.Conn:
-//   - coalescing (c.coalesce = n > 0): after the current record, the call
+//   - coalescing (c.coalesce = n > 0, or for good after CoalesceRecords,
+//     c.batch = n > 0): after the current record, the call
 //     also hands over the following records that readyRecord(n) approves
 //     (complete here, application data, longer than n), as many as fit in
 //     p, the last one possibly in part (the tls.Conn asks for its rest
@@ -49,6 +84,9 @@ func (c *Conn) readPassthrough(p []byte) (int, error) {
 	}
 	c.calls.Add(1)
 	minLen := int(c.coalesce.Load())
+	if minLen == 0 {
+		minLen = c.batch
+	}
 	if c.noBlock.Load() {
 		if minLen <= 0 || !c.ra.readyRecord(minLen) {
 			c.extra.Store(0)

@@ -35,7 +35,7 @@ func (c *Conn) readPlaintext(p []byte) (int, error) {
 		if c.rerr != nil {
 			return 0, c.rerr
 		}
-		if len(p) >= len(c.ra.buf) {
+		if len(p) >= c.pool.size {
 			n, err := c.raw.Read(p)
 			if n > 0 {
 				return n, nil

@@ -20,17 +20,30 @@ const DefaultReadAheadSize = 64 << 10
 // passthrough and plaintext mode. buf[r:w] holds bytes read from the
 // socket and not yet handed out.
 //
+// Buffer ownership: buf is nil while nothing is buffered, so an idle
+// connection holds no buffer. A read that needs the socket takes a buffer
+// of the configured size from pool (fill), and the read that hands out
+// its last byte gives it back (release). Right after the handshake buf may
+// instead be the seed, the unread rest of the peer's last handshake
+// message, which is served as it is and dropped when drained: the buffer
+// taken from the pool afterwards still has the configured size, whatever
+// the peer sent during the handshake. A Read that waits on the socket
+// holds its buffer while it waits.
+//
 // In record mode (passthrough) it tracks TLS record boundaries: recLeft is
 // the number of bytes of the current record (the one whose header is at or
 // before r) still to be handed out; 0 means r is at a record boundary, or
 // inside a header of which fewer than 5 bytes have arrived (hdrHave).
 // recType and recLen (the header's length field) describe the current
-// record while recLeft > 0. A Read never crosses a record boundary, so the
-// TLS layer holds at most one record and everything after it stays here,
-// where peekReady can inspect it.
+// record while recLeft > 0. readRecord never crosses a record boundary;
+// outside the coalescing modes (see Conn.readPassthrough) the TLS layer
+// therefore holds at most one record and everything after it stays here,
+// where readyRecord can inspect it.
 //
 // All fields are protected by Conn.rmu.
 type readAhead struct {
+	pool *bufPool
+	bufp *[]byte // the pooled buffer buf is, or nil (buf is nil or the seed)
 	buf  []byte
 	r, w int
 
@@ -43,14 +56,16 @@ type readAhead struct {
 	hdrHave int
 }
 
-// init allocates the buffer and preloads it with seed (bytes that arrived
-// before the switch, e.g. the rest of the last handshake message).
-func (ra *readAhead) init(size int, seed []byte) {
-	if size < len(seed) {
-		size = len(seed)
+// init prepares the read-ahead with buffers from pool and preloads it with
+// seed (bytes that arrived before the switch, e.g. the rest of the last
+// handshake message). The read-ahead keeps seed, which the caller must not
+// use afterwards, until its last byte is handed out.
+func (ra *readAhead) init(pool *bufPool, seed []byte) {
+	ra.pool = pool
+	ra.bufp, ra.buf, ra.r, ra.w = nil, nil, 0, 0
+	if len(seed) > 0 {
+		ra.buf, ra.w = seed, len(seed)
 	}
-	ra.buf = make([]byte, size)
-	ra.r, ra.w = 0, copy(ra.buf, seed)
 	ra.resetRecords()
 }
 
@@ -58,22 +73,47 @@ func (ra *readAhead) init(size int, seed []byte) {
 // handed out.
 func (ra *readAhead) buffered() int { return ra.w - ra.r }
 
+// release drops the buffer once every byte in it was handed out, giving a
+// pooled one back.
+func (ra *readAhead) release() {
+	if ra.r != ra.w {
+		return
+	}
+	if ra.bufp != nil {
+		ra.pool.put(ra.bufp)
+	}
+	ra.bufp, ra.buf, ra.r, ra.w = nil, nil, 0, 0
+}
+
 // fill makes one Read on src into the free space of the buffer, first
-// compacting it so that a whole record fits behind the unread bytes. A
-// Read that returns data together with an error keeps the data and drops
-// the error: the socket reports it again on the next call.
+// taking a buffer from the pool if it has none (or only the seed), or
+// compacting it so that a whole record fits behind the unread bytes.
+// Callers fill only when fewer bytes than a whole record are buffered
+// (passthrough and plaintext mode: only when none are). A Read that
+// returns data together with an error keeps the data and drops the error:
+// the socket reports it again on the next call.
 func (ra *readAhead) fill(src io.Reader) error {
-	if ra.r == ra.w {
-		ra.r, ra.w = 0, 0
+	ra.release()
+	if ra.bufp == nil {
+		bp := ra.pool.get()
+		if ra.w-ra.r > len(*bp)-maxRecordLen {
+			ra.pool.put(bp)
+			return io.ErrShortBuffer
+		}
+		ra.w = copy(*bp, ra.buf[ra.r:ra.w])
+		ra.r = 0
+		ra.bufp, ra.buf = bp, *bp
 	} else if ra.r > 0 && len(ra.buf)-ra.w < maxRecordLen {
 		ra.w = copy(ra.buf, ra.buf[ra.r:ra.w])
 		ra.r = 0
 	}
 	n, err := src.Read(ra.buf[ra.w:])
 	if n < 0 || n > len(ra.buf)-ra.w {
+		ra.release()
 		return io.ErrShortBuffer
 	}
 	ra.w += n
+	ra.release()
 	if n > 0 {
 		return nil
 	}
@@ -115,12 +155,14 @@ func (ra *readAhead) readRecord(p []byte) int {
 		copy(ra.hdr[ra.hdrHave:], ra.buf[ra.r:ra.r+n])
 		ra.hdrHave += n
 		ra.r += n
+		ra.release()
 		return n
 	}
 	n := min(ra.w-ra.r, ra.recLeft)
 	n = copy(p, ra.buf[ra.r:ra.r+n])
 	ra.r += n
 	ra.recLeft -= n
+	ra.release()
 	return n
 }
 
@@ -143,5 +185,6 @@ func (ra *readAhead) readyRecord(minLen int) bool {
 func (ra *readAhead) readRaw(p []byte) int {
 	n := copy(p, ra.buf[ra.r:ra.w])
 	ra.r += n
+	ra.release()
 	return n
 }

@@ -27,7 +27,7 @@ func TestReadAheadSplitHeader(t *testing.T) {
 	rec1, rec2 := record(0x17, 40, 1), record(0x15, 2, 2)
 	src := &chunks{rec1[:2], rec1[2:4], rec1[4:30], append(bytes.Clone(rec1[30:]), rec2...)}
 	var ra readAhead
-	ra.init(DefaultReadAheadSize, nil)
+	ra.init(poolFor(DefaultReadAheadSize), nil)
 	var got []byte
 	var sizes []int
 	p := make([]byte, 1000)
@@ -76,7 +76,7 @@ func TestReadAheadReady(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var ra readAhead
-			ra.init(DefaultReadAheadSize, tt.buf)
+			ra.init(poolFor(DefaultReadAheadSize), tt.buf)
 			if got := ra.readyRecord(tt.minLen); got != tt.want {
 				t.Fatalf("readyRecord = %v, want %v", got, tt.want)
 			}
@@ -88,7 +88,7 @@ func TestReadAheadReady(t *testing.T) {
 // bytes, and never reads more than the free space.
 func TestReadAheadCompacts(t *testing.T) {
 	var ra readAhead
-	ra.init(DefaultReadAheadSize, nil)
+	ra.init(poolFor(DefaultReadAheadSize), nil)
 	big := make([]byte, DefaultReadAheadSize-100)
 	src := &chunks{big, pattern(500, 8)}
 	if err := ra.fill(src); err != nil {
