@@ -2,7 +2,6 @@ package tdstest
 
 import (
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -89,6 +88,18 @@ type conn struct {
 	tranID     uint64 // descriptor of the open transaction; 0: none
 	lastTranID uint64 // last descriptor handed out
 	scratch    []byte
+	valBuf     []byte // column values and streamed rows being encoded
+	reqBuf     []byte // the request message being read
+
+	// Session state of statements.
+	nocount bool                  // SET NOCOUNT ON: DONE tokens without the count bit
+	fmtOnly bool                  // SET FMTONLY ON: result metadata only, no rows
+	inProc  bool                  // statements run inside sp_executesql (DONEINPROC)
+	tables  map[string]*tempTable // temporary tables by lower-case #name
+	bulk    *bulkTarget           // set by INSERT BULK for the next request (BULK_LOAD)
+	// resetRequest: the current request reset the session; its transaction descriptor may
+	// name the transaction the reset ended.
+	resetRequest bool
 }
 
 func newConn(s *Server, raw net.Conn, id int) *conn {
@@ -475,40 +486,69 @@ func (c *conn) loginFailed(user, why string) {
 	}
 }
 
-// request reads and answers one client request.
+// request reads and answers one client request. A BULK_LOAD message is decoded as it arrives,
+// packet by packet; any other request is read whole (at most maxRequestMessage bytes).
 func (c *conn) request() (connState, error) {
-	c.in.SetAllowed(tds.Types(tds.TypeSQLBatch, tds.TypeRPC, tds.TypeAttention, tds.TypeTransactionManager))
-	c.in.SetMaxMessageSize(maxRequestMessage)
-	typ, payload, err := c.in.ReadMessage()
+	c.in.SetAllowed(tds.Types(tds.TypeSQLBatch, tds.TypeRPC, tds.TypeAttention, tds.TypeTransactionManager, tds.TypeBulkLoad))
+	c.in.SetMaxMessageSize(maxBulkMessage)
+	h, body, err := c.in.ReadPacket()
 	if err != nil {
 		return stateDone, fmt.Errorf("read request: %w", err)
 	}
-	status := c.in.MessageStatus()
-	if status&tds.StatusIgnore != 0 {
+	typ, eom := h.Type, h.Status&tds.StatusEOM != 0
+	c.resetRequest = h.Status&(tds.StatusResetConnection|tds.StatusResetConnectionSkipTran) != 0
+	if c.resetRequest {
+		c.resetSession()
+	}
+	bulk := c.bulk
+	c.bulk = nil // INSERT BULK arms exactly the next request
+	if typ == tds.TypeBulkLoad {
+		c.bulk = bulk
+		return stateReady, c.bulkLoad(body, eom)
+	}
+	payload := append(c.reqBuf[:0], body...)
+	for !eom {
+		h, body, err = c.in.ReadPacket()
+		if err != nil {
+			return stateDone, fmt.Errorf("read request: %w", err)
+		}
+		if len(payload)+len(body) > maxRequestMessage {
+			return stateDone, fmt.Errorf("read request: %v message larger than %d bytes", typ, maxRequestMessage)
+		}
+		payload = append(payload, body...)
+		eom = h.Status&tds.StatusEOM != 0
+	}
+	if cap(payload) <= maxRequestMessage/4 {
+		c.reqBuf = payload[:0] // keep small buffers for the next request
+	}
+	if c.in.MessageStatus()&tds.StatusIgnore != 0 {
 		c.logf("ignoring a %v message with the IGNORE bit", typ)
 		return stateReady, nil
-	}
-	if status&(tds.StatusResetConnection|tds.StatusResetConnectionSkipTran) != 0 {
-		c.resetSession()
 	}
 	switch typ {
 	case tds.TypeAttention:
 		c.logf("attention: answering DONE with the attention bit")
 		return stateReady, c.writeTokens(appendDone(c.scratch[:0], doneAttn, 0, 0))
 	case tds.TypeSQLBatch:
-		text, err := batchText(payload)
+		text, desc, err := batchText(payload)
 		if err != nil {
 			return stateDone, err
 		}
+		if err := c.checkTranDesc(desc); err != nil {
+			return stateReady, c.refuse(err.Error())
+		}
 		return stateReady, c.batch(text)
 	case tds.TypeRPC:
-		return stateReady, c.refuse("tdstest: RPC requests (stored procedures, sp_executesql, queries with parameters) are not supported; send parameterless queries as SQL batches")
+		return stateReady, c.rpc(payload)
 	case tds.TypeTransactionManager:
 		return stateReady, c.transactionRequest(payload)
 	default:
 		return stateReady, c.refuse(fmt.Sprintf("tdstest: %v requests are not supported", typ))
 	}
 }
+
+// maxBulkMessage bounds a BULK_LOAD message, which is decoded as it arrives (1 TiB).
+const maxBulkMessage = 1 << 40
 
 // refuse answers a request with ERROR 50000 and DONE with the error bit.
 func (c *conn) refuse(msg string) error {
@@ -535,37 +575,21 @@ func (c *conn) writeTokens(b []byte) error {
 	return c.flush()
 }
 
-// skipAllHeaders checks the ALL_HEADERS block (TDS 7.2+) that starts a SQL batch or transaction
-// manager request and returns what follows it.
+// skipAllHeaders checks the ALL_HEADERS block and returns what follows it.
 func skipAllHeaders(p []byte) ([]byte, error) {
-	if len(p) < 4 {
-		return nil, fmt.Errorf("request of %d bytes has no ALL_HEADERS", len(p))
-	}
-	total := binary.LittleEndian.Uint32(p)
-	if total < 4 || uint64(total) > uint64(len(p)) {
-		return nil, fmt.Errorf("ALL_HEADERS TotalLength %d, payload has %d bytes", total, len(p))
-	}
-	for h := p[4:total]; len(h) > 0; {
-		if len(h) < 6 {
-			return nil, fmt.Errorf("truncated header in ALL_HEADERS (%d bytes left)", len(h))
-		}
-		n := binary.LittleEndian.Uint32(h)
-		if n < 6 || uint64(n) > uint64(len(h)) {
-			return nil, fmt.Errorf("header length %d in ALL_HEADERS with %d bytes left", n, len(h))
-		}
-		h = h[n:]
-	}
-	return p[total:], nil
+	rest, _, err := allHeaders(p)
+	return rest, err
 }
 
-// batchText extracts the SQL text of a SQL batch payload: ALL_HEADERS, then UCS-2.
-func batchText(p []byte) (string, error) {
-	text, err := skipAllHeaders(p)
+// batchText extracts the SQL text of a SQL batch payload (ALL_HEADERS, then UCS-2) and the
+// transaction descriptor of its headers.
+func batchText(p []byte) (string, uint64, error) {
+	text, desc, err := allHeaders(p)
 	if err != nil {
-		return "", fmt.Errorf("SQL batch: %w", err)
+		return "", 0, fmt.Errorf("SQL batch: %w", err)
 	}
 	if len(text)%2 != 0 {
-		return "", fmt.Errorf("SQL batch text has an odd number of bytes (%d)", len(text))
+		return "", 0, fmt.Errorf("SQL batch text has an odd number of bytes (%d)", len(text))
 	}
-	return decodeUCS2(text), nil
+	return decodeUCS2(text), desc, nil
 }

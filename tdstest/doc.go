@@ -1,18 +1,59 @@
 // Package tdstest provides an embedded TDS server for tests, in the style of net/http/httptest.
 //
 // A Server listens on a loopback port and speaks enough of the TDS protocol (MS-TDS) for SQL Server
-// clients to connect, log in and run a small fixed set of queries:
+// clients to connect, log in and run a fixed set of statements (below). The same text gives the
+// same values on a real SQL Server 2022. Large values are streamed: the server never holds more
+// than a few KiB of a result in memory, so tests may ask for many MiB.
 //
-//   - SELECT 1 (and SELECT of any integer literal, N'<text>', @@SPID, @@VERSION, @@SERVERNAME,
-//     @@TRANCOUNT, DB_NAME())
-//   - SELECT REPLICATE(CAST(N'<s>' AS nvarchar(max)), <n>): an nvarchar(max) value
-//   - SELECT CAST(REPLICATE(CAST('<s>' AS varchar(max)), <n>) AS varbinary(max)): a varbinary(max) value
-//   - SET statements and USE <database>, which clients send on connect
+// # What tdstest understands
 //
-// The same text gives the same values on a real SQL Server. Large values are streamed: the server
-// never holds more than a few KiB of a value in memory, so tests may ask for many MiB. Any other
-// statement gets an ERROR token (number 50000, class 16) whose message names the statement; the
-// connection stays usable. An ATTENTION packet gets a DONE token with the attention bit.
+// Keywords and identifiers are case-insensitive; whitespace and comments are free. A request may
+// be a SQL batch (packet type 0x01) or an RPC (0x03) calling sp_executesql, by ProcID 10 or by
+// name, whose statement may use the parameters declared in its @params (named or positional).
+// Parameters may be of these types, NULL included: bit, tinyint, smallint, int, bigint (INTN or
+// the fixed types), decimal/numeric, real/float, money, datetime, nvarchar/varchar/nchar/char
+// including (max) (PLP), varbinary/binary including (max), date, time, datetime2,
+// datetimeoffset, uniqueidentifier; go-mssqldb's nil (NULLTYPE) takes the type declared in
+// @params. Statements, several per request allowed:
+//
+//   - SELECT <item>, ...: one row. An item is an integer literal, N'<text>', @@SPID, @@VERSION,
+//     @@SERVERNAME, @@TRANCOUNT, @@MICROSOFTVERSION, DB_NAME(), a parameter @name (returned as sent:
+//     its TYPE_INFO, nullable, and its value byte for byte; column names empty, as SQL Server
+//     gives them), DATALENGTH(@name) (bigint for (max) types, int otherwise, NULL for NULL),
+//     REPLICATE(CAST(N'<s>' AS nvarchar(max)), <n>) or
+//     CAST(REPLICATE(CAST('<s>' AS varchar(max)), <n>) AS varbinary(max)); an item may have an
+//     alias ([AS] name).
+//   - SeriesQuery, SELECT value FROM GENERATE_SERIES(start, stop): the bigint rows start..stop
+//     (counting down when stop < start), where start and stop are CAST(<integer> AS bigint) or
+//     bigint parameters. Bounds of different types get SQL Server's error 5373; other types,
+//     NULL bounds, a step, and more than 10,000,000 rows get a clear error.
+//   - WideRowsQuery: the same series as wide rows (id int, name nvarchar(50), ts datetime2(7),
+//     amount decimal(18,4), flag bit, all nullable as CASTs are in SQL Server's metadata).
+//   - CREATE TABLE #name (column type [NULL | NOT NULL], ...) with the parameter types above,
+//     DROP TABLE [IF EXISTS] #name, and bulk load into it as go-mssqldb's CopyIn does it:
+//     SET FMTONLY ON, SELECT * FROM #name (COLMETADATA only), SET FMTONLY OFF, INSERT BULK #name
+//     (column type, ...) [WITH (...)], then a BULK_LOAD message (0x07: COLMETADATA, ROW tokens,
+//     DONE). Every row is validated against the column types (lengths, NULL in NOT NULL columns,
+//     decimal digits, date and time ranges); a bad row fails the whole load with an ERROR that
+//     names the row, the column and the offset, and leaves the table as it was. A good load is
+//     answered with a DONE carrying its row count. Temporary tables belong to their connection
+//     and end with it or with a RESETCONNECTION.
+//   - SELECT COUNT(*) FROM #name (int) and SELECT COUNT_BIG(*), SUM(CAST(<col> AS bigint)) FROM
+//     #name (bigint, bigint; SUM is NULL when no row has a value), where <col> is the table's
+//     first column and an integer. The server keeps no rows: only the row count and the sum of
+//     that column, so that a load of any size takes constant memory.
+//   - SET NOCOUNT ON|OFF (DONE tokens lose or regain their row count), SET FMTONLY ON|OFF
+//     (results carry metadata only), any other SET statement (accepted, no effect), USE <db>.
+//   - BEGIN TRAN[SACTION], COMMIT [TRAN[SACTION]|WORK], ROLLBACK [...], and the transaction
+//     manager requests of database/sql drivers (begin, commit, rollback), answered with the
+//     ENVCHANGE tokens 8, 9 and 10. A request whose ALL_HEADERS names another transaction than the
+//     open one is refused.
+//   - WAITFOR DELAY 'hh:mm[:ss[.fff]]'.
+//
+// Any other statement, procedure or request gets an ERROR token (SQL Server's number where
+// tdstest mimics its check, such as 137 for an undeclared variable or 208 for a missing table,
+// otherwise 50000, class 16) whose message names what was refused; the connection stays usable.
+// An ATTENTION packet gets a DONE token with the attention bit.
 //
 // # Encryption
 //
@@ -62,3 +103,15 @@
 // the listener, closes every connection and returns only when every goroutine of the server has
 // ended.
 package tdstest
+
+// SeriesQuery returns the bigint rows 1..@p1 (@p1 a bigint parameter: go-mssqldb sends a Go int
+// or int64 as bigint), one column named value. SQL Server 2022 runs it the same way.
+const SeriesQuery = "SELECT value FROM GENERATE_SERIES(CAST(1 AS bigint), @p1)"
+
+// WideRowsQuery returns @p1 wide rows computed from GENERATE_SERIES: id int, name nvarchar(50),
+// ts datetime2(7), amount decimal(18,4), flag bit (row 1: 1, name-1, 2026-01-01 00:00:01,
+// 0.2500, 1). SQL Server 2022 runs it the same way.
+const WideRowsQuery = "SELECT CAST(value AS int) AS id, CAST(CONCAT(N'name-', value) AS nvarchar(50)) AS name, " +
+	"DATEADD(SECOND, CAST(value AS int), CAST('2026-01-01T00:00:00' AS datetime2(7))) AS ts, " +
+	"CAST(value / 4.0 AS decimal(18,4)) AS amount, CAST(value % 2 AS bit) AS flag " +
+	"FROM GENERATE_SERIES(CAST(1 AS bigint), @p1)"

@@ -134,11 +134,15 @@ func TestGoMSSQLDBValues(t *testing.T) {
 	if !errors.As(err, &me) || me.Number != 50000 || !strings.Contains(me.Message, "DROP TABLE t") {
 		t.Fatalf("unsupported statement: %v", err)
 	}
-	// Parameters make go-mssqldb use RPC, which the server refuses with a clear error.
+	// Parameters make go-mssqldb use RPC (sp_executesql).
 	var one int
-	err = db.QueryRowContext(ctx, "SELECT @p1", 1).Scan(&one)
-	if !errors.As(err, &me) || !strings.Contains(me.Message, "RPC") {
-		t.Fatalf("RPC: %v", err)
+	if err := db.QueryRowContext(ctx, "SELECT @p1", 1).Scan(&one); err != nil || one != 1 {
+		t.Fatalf("RPC: %d, %v", one, err)
+	}
+	// Other procedures are refused with a clear error.
+	_, err = db.ExecContext(ctx, "sp_who")
+	if !errors.As(err, &me) || !strings.Contains(me.Message, "sp_executesql only") {
+		t.Fatalf("RPC sp_who: %v", err)
 	}
 }
 

@@ -22,19 +22,26 @@ const supportedHelp = "the tdstest server answers SELECT <integer>, SELECT @@SPI
 type stmtKind uint8
 
 const (
-	stmtSet     stmtKind = iota // SET ... : DONE only
-	stmtUse                     // USE db: ENVCHANGE database, DONE
-	stmtSelect                  // one row of values
-	stmtTran                    // BEGIN TRAN / COMMIT / ROLLBACK: ENVCHANGE of the transaction, DONE
-	stmtWaitFor                 // WAITFOR DELAY: DONE after the delay, or DONE with the attention bit
+	stmtSet         stmtKind = iota // SET ... : DONE only
+	stmtUse                         // USE db: ENVCHANGE database, DONE
+	stmtSelect                      // one row of values
+	stmtTran                        // BEGIN TRAN / COMMIT / ROLLBACK: ENVCHANGE of the transaction, DONE
+	stmtWaitFor                     // WAITFOR DELAY: DONE after the delay, or DONE with the attention bit
+	stmtSeries                      // SELECT ... FROM GENERATE_SERIES: streamed rows
+	stmtCreateTable                 // CREATE TABLE #t
+	stmtDropTable                   // DROP TABLE #t
+	stmtInsertBulk                  // INSERT BULK #t: the next request is a BULK_LOAD message
+	stmtCount                       // SELECT COUNT(*) / COUNT_BIG(*), SUM(...) FROM #t
+	stmtTableMeta                   // SELECT * FROM #t under SET FMTONLY ON: COLMETADATA only
 )
 
 // value is one column value of a SELECT.
 type value struct {
 	col  column
-	i    int32  // typeInt4
-	unit []byte // typeNVarChar (UTF-16LE) or typeBigVarBinary: the repeated unit
-	n    int64  // repeat count of unit
+	sv   sqlValue // col.TI != nil: the value, written with appendValue
+	i    int32    // typeInt4
+	unit []byte   // typeNVarChar (UTF-16LE) or typeBigVarBinary: the repeated unit
+	n    int64    // repeat count of unit
 }
 
 // statement is one recognized statement of a batch.
@@ -45,6 +52,16 @@ type statement struct {
 	// stmtTran: BEGIN (begin), COMMIT (commit) or ROLLBACK (neither)
 	begin, commit bool
 	delay         time.Duration // stmtWaitFor
+	// stmtSet: SET NOCOUNT / FMTONLY ON|OFF (option empty for other SET statements)
+	option string
+	on     bool
+	series seriesSpec // stmtSeries
+	// stmtCreateTable, stmtDropTable, stmtInsertBulk, stmtCount, stmtTableMeta
+	table    string // lower-case #name
+	cols     []tableColumn
+	ifExists bool   // DROP TABLE IF EXISTS
+	countBig bool   // COUNT_BIG(*), SUM(CAST(sumCol AS bigint)) rather than COUNT(*)
+	sumCol   string // stmtCount with countBig
 }
 
 // sessionInfo supplies the values of @@ variables.
@@ -193,16 +210,22 @@ type parser struct {
 	toks []lexeme
 	i    int
 	sess sessionInfo
+	vars map[string]*rpcParam // sp_executesql parameters by lower-case name without @; nil in a batch
 }
 
 // parseBatch recognizes every statement of a SQL batch. An error (wrapping errUnsupported) means
 // the whole batch is refused, as SQL Server refuses a batch that does not compile.
 func parseBatch(text string, sess sessionInfo) ([]statement, error) {
+	return parseStatements(text, sess, nil)
+}
+
+// parseStatements is parseBatch with the parameters of an sp_executesql call.
+func parseStatements(text string, sess sessionInfo, vars map[string]*rpcParam) ([]statement, error) {
 	toks, err := lex(text)
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{src: text, toks: toks, sess: sess}
+	p := &parser{src: text, toks: toks, sess: sess, vars: vars}
 	var out []statement
 	for {
 		for p.punct(";") {
@@ -267,6 +290,20 @@ func (p *parser) fail(what string) error {
 func (p *parser) statement() (statement, error) {
 	switch {
 	case p.keyword("SET"):
+		st := statement{kind: stmtSet}
+		for _, opt := range []string{"NOCOUNT", "FMTONLY"} {
+			if p.keyword(opt) {
+				switch {
+				case p.keyword("ON"):
+					st.option, st.on = opt, true
+				case p.keyword("OFF"):
+					st.option = opt
+				default:
+					return statement{}, p.fail("SET " + opt + " needs ON or OFF")
+				}
+				return st, p.endOfStatement()
+			}
+		}
 		// Everything up to the next statement keyword at parenthesis depth 0.
 		depth := 0
 		for !p.eof() {
@@ -281,7 +318,7 @@ func (p *parser) statement() (statement, error) {
 			}
 			p.i++
 		}
-		return statement{kind: stmtSet}, nil
+		return st, nil
 	case p.keyword("USE"):
 		t := p.peek()
 		if p.eof() || t.kind != lexIdent {
@@ -301,7 +338,16 @@ func (p *parser) statement() (statement, error) {
 		_ = p.keyword("TRAN") || p.keyword("TRANSACTION") || p.keyword("WORK")
 		return statement{kind: stmtTran}, nil
 	case p.keyword("SELECT"):
+		if st, ok, err := p.selectSpecial(); ok {
+			return st, err
+		}
 		return p.selectList()
+	case p.seq("CREATE TABLE"):
+		return p.createTable()
+	case p.seq("DROP TABLE"):
+		return p.dropTable()
+	case p.seq("INSERT BULK"):
+		return p.insertBulk()
 	case p.keyword("WAITFOR"):
 		return p.waitFor()
 	}
@@ -425,6 +471,13 @@ func (p *parser) expr() (value, error) {
 	case lexSysVar:
 		p.i++
 		return p.sysVar(t.text)
+	case lexVar:
+		pv, err := p.variable(t)
+		if err != nil {
+			return value{}, err
+		}
+		ti := pv.TI.nullable()
+		return value{col: column{TI: &ti}, sv: pv.Val}, nil
 	case lexNString:
 		p.i++
 		u := appendUCS2(nil, t.text)
@@ -438,6 +491,9 @@ func (p *parser) expr() (value, error) {
 		}
 		if p.keyword("CAST") {
 			return p.castVarBinary()
+		}
+		if p.keyword("DATALENGTH") {
+			return p.dataLength()
 		}
 		if p.keyword("DB_NAME") {
 			if !p.punct("(") || !p.punct(")") {

@@ -141,7 +141,7 @@ func FuzzParseBatch(f *testing.F) {
 }
 
 func TestBatchText(t *testing.T) {
-	text, err := batchText(batchMessage("SELECT 1"))
+	text, _, err := batchText(batchMessage("SELECT 1"))
 	if err != nil || text != "SELECT 1" {
 		t.Fatalf("batchText = %q, %v", text, err)
 	}
@@ -153,7 +153,7 @@ func TestBatchText(t *testing.T) {
 		"header length":   {10, 0, 0, 0, 9, 0, 0, 0, 2, 0},
 		"odd text":        {4, 0, 0, 0, 'x'},
 	} {
-		if _, err := batchText(p); err == nil {
+		if _, _, err := batchText(p); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -163,7 +163,7 @@ func FuzzBatchText(f *testing.F) {
 	f.Add(batchMessage("SELECT 1"))
 	f.Add([]byte{4, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, p []byte) {
-		text, err := batchText(p)
+		text, _, err := batchText(p)
 		if err == nil && len(text) > 3*len(p) {
 			t.Fatalf("text of %d bytes from %d", len(text), len(p))
 		}

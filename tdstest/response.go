@@ -12,9 +12,10 @@ import (
 const envResetConnAck = 18
 
 // resetSession handles the RESETCONNECTION bit of a request: the session goes back to its state
-// after login (database, no transaction), and the response starts with ENVCHANGE 18.
+// after login (database, no transaction, no temporary tables, SET options off), and the response starts with ENVCHANGE 18.
 func (c *conn) resetSession() {
 	c.database, c.tranID = c.loginDB, 0
+	c.nocount, c.fmtOnly, c.tables, c.bulk = false, false, nil, nil
 	c.resetAck = true
 }
 
@@ -47,11 +48,7 @@ func (c *conn) batch(text string) error {
 	case a.isMutation():
 		c.sink.arm(PhaseQuery, a, 0)
 	}
-	sess := sessionInfo{spid: c.spid, database: c.database}
-	if c.tranID != 0 {
-		sess.trancount = 1
-	}
-	stmts, perr := parseBatch(text, sess)
+	stmts, perr := parseBatch(text, c.sessionInfo())
 	if perr == nil {
 		ra, err := c.fault(PhaseResult)
 		if err != nil {
@@ -69,22 +66,14 @@ func (c *conn) batch(text string) error {
 	b := c.takeResetAck(c.scratch[:0])
 	if perr != nil {
 		c.logf("refused batch %q: %v", shorten(text), perr)
-		b = appendMessage(b, tokenError, serverMessage{Number: 50000, State: 1, Class: 16, Text: perr.Error()})
+		b = appendErrorFor(b, perr)
 		b = appendDone(b, doneError, 0, 0)
 	}
 	if _, err := c.out.Write(b); err != nil {
 		return fmt.Errorf("write response: %w", err)
 	}
-	for i, st := range stmts {
-		status := uint16(doneFinal)
-		if i < len(stmts)-1 {
-			status = doneMore
-		}
-		err := c.statement(st, status)
-		if errors.Is(err, errAttention) {
-			break // the DONE with the attention bit ended the response
-		}
-		if err != nil {
+	if perr == nil {
+		if _, err := c.runStatements(stmts); err != nil {
 			return fmt.Errorf("write response: %w", err)
 		}
 	}
@@ -95,33 +84,106 @@ func (c *conn) batch(text string) error {
 	return c.flush()
 }
 
+// sessionInfo is what statements read of the session.
+func (c *conn) sessionInfo() sessionInfo {
+	sess := sessionInfo{spid: c.spid, database: c.database}
+	if c.tranID != 0 {
+		sess.trancount = 1
+	}
+	return sess
+}
+
+// appendErrorFor appends the ERROR token for a refused request: SQL Server's number for a
+// *sqlError, 50000 otherwise.
+func appendErrorFor(dst []byte, err error) []byte {
+	m := serverMessage{Number: 50000, State: 1, Class: 16, Text: err.Error()}
+	var se *sqlError
+	if errors.As(err, &se) {
+		m = serverMessage{Number: se.Number, State: se.State, Class: se.Class, Text: se.Msg}
+	}
+	return appendMessage(dst, tokenError, m)
+}
+
+// runStatements writes the tokens of every statement. In a batch the last DONE is final; inside
+// an RPC (c.inProc) every statement ends with DONEINPROC and the caller writes DONEPROC. A
+// statement that fails at run time (a *sqlError, such as a missing table) gets its ERROR token
+// and a DONE with the error bit, and ends the request, as the batch abort of SQL Server; failed
+// reports that. Other errors are write errors.
+func (c *conn) runStatements(stmts []statement) (failed bool, err error) {
+	for i, st := range stmts {
+		status := uint16(doneFinal)
+		if i < len(stmts)-1 || c.inProc {
+			status = doneMore
+		}
+		err := c.statement(st, status)
+		if errors.Is(err, errAttention) {
+			return false, nil // the DONE with the attention bit ended the response
+		}
+		var se *sqlError
+		if errors.As(err, &se) || errors.Is(err, errUnsupported) {
+			c.logf("statement failed: %v", err)
+			b := appendErrorFor(c.scratch[:0], err)
+			b = c.appendStmtDone(b, doneError|status&doneMore, 0, 0)
+			c.scratch = b[:0]
+			_, err := c.out.Write(b)
+			return true, err
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// appendStmtDone appends the DONE (DONEINPROC inside an RPC) that ends a statement. With
+// SET NOCOUNT ON the count bit is dropped, as SQL Server does.
+func (c *conn) appendStmtDone(dst []byte, status, curCmd uint16, rows uint64) []byte {
+	if c.nocount {
+		status &^= doneCount
+	}
+	if c.inProc {
+		return appendDoneToken(dst, tokenDoneInProc, status, curCmd, rows)
+	}
+	return appendDone(dst, status, curCmd, rows)
+}
+
 // statement writes the tokens of one statement, ending with a DONE of the given status.
 func (c *conn) statement(st statement, status uint16) error {
 	b := c.scratch[:0]
 	defer func() { c.scratch = b[:0] }()
 	switch st.kind {
 	case stmtSet:
-		b = appendDone(b, status, curCmdSet, 0)
+		switch st.option {
+		case "NOCOUNT":
+			c.nocount = st.on
+		case "FMTONLY":
+			c.fmtOnly = st.on
+		}
+		b = c.appendStmtDone(b, status, curCmdSet, 0)
 	case stmtTran:
 		if st.begin {
 			b = c.beginTran(b)
 		} else {
 			b = c.endTran(b, st.commit)
 		}
-		b = appendDone(b, status, 0, 0)
+		b = c.appendStmtDone(b, status, 0, 0)
 	case stmtUse:
 		old := c.database
 		c.database = st.db
 		b = appendEnvChangeString(b, envDatabase, st.db, old)
 		b = appendMessage(b, tokenInfo, serverMessage{Number: 5701, State: 2, Class: 0,
 			Text: fmt.Sprintf("Changed database context to '%s'.", st.db)})
-		b = appendDone(b, status, 0, 0)
+		b = c.appendStmtDone(b, status, 0, 0)
 	case stmtSelect:
 		cols := make([]column, len(st.vals))
 		for i, v := range st.vals {
 			cols[i] = v.col
 		}
 		b = appendColMetadata(b, cols)
+		if c.fmtOnly {
+			b = c.appendStmtDone(b, status, curCmdSelect, 0)
+			break
+		}
 		b = append(b, tokenRow)
 		if _, err := c.out.Write(b); err != nil {
 			return err
@@ -131,7 +193,7 @@ func (c *conn) statement(st statement, status uint16) error {
 				return err
 			}
 		}
-		b = appendDone(b[:0], status|doneCount, curCmdSelect, 1)
+		b = c.appendStmtDone(b[:0], status|doneCount, curCmdSelect, 1)
 	case stmtWaitFor:
 		attn, err := c.waitFor(st.delay)
 		if err != nil {
@@ -144,7 +206,11 @@ func (c *conn) statement(st statement, status uint16) error {
 			}
 			return errAttention
 		}
-		b = appendDone(b, status, 0, 0)
+		b = c.appendStmtDone(b, status, 0, 0)
+	case stmtSeries:
+		return c.writeSeries(st.series, status)
+	case stmtCreateTable, stmtDropTable, stmtInsertBulk, stmtCount, stmtTableMeta:
+		return c.tableStatement(st, status)
 	default:
 		return errors.New("tdstest: unknown statement kind")
 	}
@@ -154,6 +220,11 @@ func (c *conn) statement(st statement, status uint16) error {
 
 // writeValue writes one column value of a ROW token, streaming (max) values.
 func (c *conn) writeValue(v value) error {
+	if v.col.TI != nil {
+		c.valBuf = appendValue(c.valBuf[:0], *v.col.TI, v.sv)
+		_, err := c.out.Write(c.valBuf)
+		return err
+	}
 	switch v.col.Type {
 	case typeInt4:
 		var b [4]byte

@@ -9,13 +9,16 @@ import (
 
 // Token types of a tabular result (MS-TDS 2.2.7).
 const (
-	tokenColMetadata = 0x81
-	tokenError       = 0xAA
-	tokenInfo        = 0xAB
-	tokenLoginAck    = 0xAD
-	tokenRow         = 0xD1
-	tokenEnvChange   = 0xE3
-	tokenDone        = 0xFD
+	tokenColMetadata  = 0x81
+	tokenError        = 0xAA
+	tokenInfo         = 0xAB
+	tokenLoginAck     = 0xAD
+	tokenRow          = 0xD1
+	tokenEnvChange    = 0xE3
+	tokenDone         = 0xFD
+	tokenDoneProc     = 0xFE
+	tokenDoneInProc   = 0xFF
+	tokenReturnStatus = 0x79
 )
 
 // DONE status bits.
@@ -120,7 +123,12 @@ func appendLoginAck(dst []byte, tdsVersion uint32) []byte {
 
 // appendDone appends a DONE token (TDS 7.2+: 64-bit row count).
 func appendDone(dst []byte, status, curCmd uint16, rowCount uint64) []byte {
-	dst = append(dst, tokenDone)
+	return appendDoneToken(dst, tokenDone, status, curCmd, rowCount)
+}
+
+// appendDoneToken appends a DONE, DONEPROC or DONEINPROC token (typ).
+func appendDoneToken(dst []byte, typ byte, status, curCmd uint16, rowCount uint64) []byte {
+	dst = append(dst, typ)
 	dst = binary.LittleEndian.AppendUint16(dst, status)
 	dst = binary.LittleEndian.AppendUint16(dst, curCmd)
 	return binary.LittleEndian.AppendUint64(dst, rowCount)
@@ -174,9 +182,12 @@ func runeUnits(r rune) int {
 // column describes one result column.
 type column struct {
 	Name string
-	Type byte // typeInt4, typeNVarChar, typeBigVarBinary
+	Type byte // typeInt4, typeNVarChar, typeBigVarBinary (when TI is nil)
 	// MaxLen is the USHORTLEN of variable types in bytes; plpMaxLen means (max).
 	MaxLen uint16
+	// TI, when set, is the column's TYPE_INFO (Type and MaxLen unused), nullable unless NotNull.
+	TI      *typeInfo
+	NotNull bool
 }
 
 // appendColMetadata appends COLMETADATA for cols (TDS 7.2+: 32-bit UserType).
@@ -185,6 +196,16 @@ func appendColMetadata(dst []byte, cols []column) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(len(cols)))
 	for _, c := range cols {
 		dst = binary.LittleEndian.AppendUint32(dst, 0) // UserType
+		if c.TI != nil {
+			flags := uint16(colFlagNullable)
+			if c.NotNull {
+				flags = 0
+			}
+			dst = binary.LittleEndian.AppendUint16(dst, flags)
+			dst = appendTypeInfo(dst, *c.TI)
+			dst = appendBVarChar(dst, c.Name)
+			continue
+		}
 		switch c.Type {
 		case typeInt4:
 			dst = binary.LittleEndian.AppendUint16(dst, 0)

@@ -1,0 +1,378 @@
+package tdstest
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// dataType is a TDS data type byte of TYPE_INFO (MS-TDS 2.2.5.4).
+type dataType uint8
+
+// The data types tdstest decodes in RPC parameters and BULK_LOAD rows and writes in results.
+const (
+	dtNull           dataType = 0x1F // NULLTYPE: go-mssqldb's nil parameter, no value bytes
+	dtInt1           dataType = 0x30
+	dtBit            dataType = 0x32
+	dtInt2           dataType = 0x34
+	dtInt4           dataType = 0x38
+	dtDateTime4      dataType = 0x3A
+	dtFlt4           dataType = 0x3B
+	dtMoney          dataType = 0x3C
+	dtDateTime       dataType = 0x3D
+	dtFlt8           dataType = 0x3E
+	dtMoney4         dataType = 0x7A
+	dtInt8           dataType = 0x7F
+	dtGUID           dataType = 0x24
+	dtIntN           dataType = 0x26
+	dtDateN          dataType = 0x28
+	dtTimeN          dataType = 0x29
+	dtDateTime2N     dataType = 0x2A
+	dtDateTimeOffset dataType = 0x2B
+	dtBitN           dataType = 0x68
+	dtDecimalN       dataType = 0x6A
+	dtNumericN       dataType = 0x6C
+	dtFltN           dataType = 0x6D
+	dtMoneyN         dataType = 0x6E
+	dtDateTimeN      dataType = 0x6F
+	dtBigVarBinary   dataType = 0xA5
+	dtBigVarChar     dataType = 0xA7
+	dtBigBinary      dataType = 0xAD
+	dtBigChar        dataType = 0xAF
+	dtNVarChar       dataType = 0xE7
+	dtNChar          dataType = 0xEF
+)
+
+var dataTypeNames = map[dataType]string{
+	dtNull: "NULLTYPE", dtInt1: "INT1TYPE", dtBit: "BITTYPE", dtInt2: "INT2TYPE", dtInt4: "INT4TYPE",
+	dtDateTime4: "DATETIM4TYPE", dtFlt4: "FLT4TYPE", dtMoney: "MONEYTYPE", dtDateTime: "DATETIMETYPE",
+	dtFlt8: "FLT8TYPE", dtMoney4: "MONEY4TYPE", dtInt8: "INT8TYPE", dtGUID: "GUIDTYPE", dtIntN: "INTNTYPE",
+	dtDateN: "DATENTYPE", dtTimeN: "TIMENTYPE", dtDateTime2N: "DATETIME2NTYPE",
+	dtDateTimeOffset: "DATETIMEOFFSETNTYPE", dtBitN: "BITNTYPE", dtDecimalN: "DECIMALNTYPE",
+	dtNumericN: "NUMERICNTYPE", dtFltN: "FLTNTYPE", dtMoneyN: "MONEYNTYPE", dtDateTimeN: "DATETIMNTYPE",
+	dtBigVarBinary: "BIGVARBINARYTYPE", dtBigVarChar: "BIGVARCHARTYPE", dtBigBinary: "BIGBINARYTYPE",
+	dtBigChar: "BIGCHARTYPE", dtNVarChar: "NVARCHARTYPE", dtNChar: "NCHARTYPE",
+}
+
+func (t dataType) String() string {
+	if s, ok := dataTypeNames[t]; ok {
+		return s
+	}
+	return fmt.Sprintf("dataType(0x%02X)", uint8(t))
+}
+
+// fixedSize is the value size of a fixed-length type, or -1 for the others.
+func (t dataType) fixedSize() int {
+	switch t {
+	case dtNull:
+		return 0
+	case dtInt1, dtBit:
+		return 1
+	case dtInt2:
+		return 2
+	case dtInt4, dtDateTime4, dtFlt4, dtMoney4:
+		return 4
+	case dtMoney, dtDateTime, dtFlt8, dtInt8:
+		return 8
+	}
+	return -1
+}
+
+// maxVarLen is the largest declared length of a non-(max) variable type, in bytes.
+const maxVarLen = 8000
+
+// typeInfo is a decoded TYPE_INFO (MS-TDS 2.2.5.6): everything but the data type's value.
+type typeInfo struct {
+	Type dataType
+	// Size is the length byte or USHORTLEN of variable types (plpMaxLen for (max)), the value
+	// size of fixed types, 0 for DATENTYPE and the scaled time types.
+	Size      int
+	Prec      uint8   // DECIMALN, NUMERICN
+	Scale     uint8   // DECIMALN, NUMERICN, TIMEN, DATETIME2N, DATETIMEOFFSETN
+	Collation [5]byte // BIGVARCHAR, BIGCHAR, NVARCHAR, NCHAR
+}
+
+// isPLP reports whether values travel as PLP (the (max) types, MS-TDS 2.2.5.2.3).
+func (ti typeInfo) isPLP() bool {
+	switch ti.Type {
+	case dtBigVarBinary, dtBigVarChar, dtNVarChar:
+		return ti.Size == plpMaxLen
+	}
+	return false
+}
+
+// lenKind is how a value of the type is prefixed on the wire.
+type lenKind uint8
+
+const (
+	lenFixed  lenKind = iota // no prefix, typeInfo.Size bytes
+	lenByte                  // BYTELEN, 0 = NULL
+	lenUShort                // USHORTLEN, 0xFFFF = NULL
+	lenPLP                   // PLP
+)
+
+func (ti typeInfo) lenKind() lenKind {
+	switch {
+	case ti.Type.fixedSize() >= 0:
+		return lenFixed
+	case ti.isPLP():
+		return lenPLP
+	}
+	switch ti.Type {
+	case dtBigVarBinary, dtBigVarChar, dtBigBinary, dtBigChar, dtNVarChar, dtNChar:
+		return lenUShort
+	}
+	return lenByte
+}
+
+// nullable is the type a nullable result column of ti's type has: fixed types become their
+// N-variant of the same size, as SQL Server reports variables and nullable columns.
+func (ti typeInfo) nullable() typeInfo {
+	n := ti
+	switch ti.Type {
+	case dtInt1, dtInt2, dtInt4, dtInt8:
+		n.Type = dtIntN
+	case dtBit:
+		n.Type = dtBitN
+	case dtFlt4, dtFlt8:
+		n.Type = dtFltN
+	case dtMoney, dtMoney4:
+		n.Type = dtMoneyN
+	case dtDateTime, dtDateTime4:
+		n.Type = dtDateTimeN
+	}
+	return n
+}
+
+// decimalBytes is the value size (sign byte included) of a decimal of precision p.
+func decimalBytes(p uint8) int {
+	switch {
+	case p <= 9:
+		return 5
+	case p <= 19:
+		return 9
+	case p <= 28:
+		return 13
+	}
+	return 17
+}
+
+// timeBytes is the size of a time of scale s (MS-TDS 2.2.5.5.1.8).
+func timeBytes(s uint8) int {
+	switch {
+	case s <= 2:
+		return 3
+	case s <= 4:
+		return 4
+	}
+	return 5
+}
+
+// valueSizes returns the value sizes a BYTELEN type accepts besides 0 (NULL).
+func (ti typeInfo) valueSizes() (lo, hi int) {
+	switch ti.Type {
+	case dtDateN:
+		return 3, 3
+	case dtTimeN:
+		return timeBytes(ti.Scale), timeBytes(ti.Scale)
+	case dtDateTime2N:
+		return timeBytes(ti.Scale) + 3, timeBytes(ti.Scale) + 3
+	case dtDateTimeOffset:
+		return timeBytes(ti.Scale) + 5, timeBytes(ti.Scale) + 5
+	case dtDecimalN, dtNumericN:
+		return 5, ti.Size
+	case dtGUID:
+		return 16, 16
+	}
+	return ti.Size, ti.Size
+}
+
+// decl is the T-SQL declaration of the type, for messages.
+func (ti typeInfo) decl() string {
+	size := func(unit int) string {
+		if ti.Size == plpMaxLen {
+			return "max"
+		}
+		return fmt.Sprint(ti.Size / unit)
+	}
+	switch ti.Type {
+	case dtNull:
+		return "NULL"
+	case dtInt1:
+		return "tinyint"
+	case dtInt2:
+		return "smallint"
+	case dtInt4:
+		return "int"
+	case dtInt8:
+		return "bigint"
+	case dtIntN:
+		return map[int]string{1: "tinyint", 2: "smallint", 4: "int", 8: "bigint"}[ti.Size]
+	case dtBit, dtBitN:
+		return "bit"
+	case dtFlt4:
+		return "real"
+	case dtFlt8:
+		return "float"
+	case dtFltN:
+		if ti.Size == 4 {
+			return "real"
+		}
+		return "float"
+	case dtMoney4:
+		return "smallmoney"
+	case dtMoney:
+		return "money"
+	case dtMoneyN:
+		if ti.Size == 4 {
+			return "smallmoney"
+		}
+		return "money"
+	case dtDateTime4:
+		return "smalldatetime"
+	case dtDateTime:
+		return "datetime"
+	case dtDateTimeN:
+		if ti.Size == 4 {
+			return "smalldatetime"
+		}
+		return "datetime"
+	case dtGUID:
+		return "uniqueidentifier"
+	case dtDateN:
+		return "date"
+	case dtTimeN:
+		return fmt.Sprintf("time(%d)", ti.Scale)
+	case dtDateTime2N:
+		return fmt.Sprintf("datetime2(%d)", ti.Scale)
+	case dtDateTimeOffset:
+		return fmt.Sprintf("datetimeoffset(%d)", ti.Scale)
+	case dtDecimalN:
+		return fmt.Sprintf("decimal(%d,%d)", ti.Prec, ti.Scale)
+	case dtNumericN:
+		return fmt.Sprintf("numeric(%d,%d)", ti.Prec, ti.Scale)
+	case dtBigVarBinary:
+		return "varbinary(" + size(1) + ")"
+	case dtBigBinary:
+		return "binary(" + size(1) + ")"
+	case dtBigVarChar:
+		return "varchar(" + size(1) + ")"
+	case dtBigChar:
+		return "char(" + size(1) + ")"
+	case dtNVarChar:
+		return "nvarchar(" + size(2) + ")"
+	case dtNChar:
+		return "nchar(" + size(2) + ")"
+	}
+	return ti.Type.String()
+}
+
+// readTypeInfo decodes a TYPE_INFO. Every length, precision and scale is checked; errors name
+// the offset and the type.
+func readTypeInfo(r *wireReader) (typeInfo, error) {
+	at := r.off
+	b, err := r.byte()
+	if err != nil {
+		return typeInfo{}, fmt.Errorf("TYPE_INFO at offset %d: %w", at, err)
+	}
+	ti := typeInfo{Type: dataType(b)}
+	bad := func(format string, args ...any) (typeInfo, error) {
+		return typeInfo{}, fmt.Errorf("TYPE_INFO %v at offset %d: %s", ti.Type, at, fmt.Sprintf(format, args...))
+	}
+	if n := ti.Type.fixedSize(); n >= 0 {
+		ti.Size = n
+		return ti, nil
+	}
+	switch ti.Type {
+	case dtDateN:
+		return ti, nil
+	case dtTimeN, dtDateTime2N, dtDateTimeOffset:
+		s, err := r.byte()
+		if err != nil {
+			return bad("%v", err)
+		}
+		if s > 7 {
+			return bad("scale %d, want 0..7", s)
+		}
+		ti.Scale = s
+		return ti, nil
+	case dtGUID, dtIntN, dtBitN, dtFltN, dtMoneyN, dtDateTimeN, dtDecimalN, dtNumericN:
+		n, err := r.byte()
+		if err != nil {
+			return bad("%v", err)
+		}
+		ti.Size = int(n)
+		ok := map[dataType]func(int) bool{
+			dtGUID:      func(n int) bool { return n == 16 },
+			dtIntN:      func(n int) bool { return n == 1 || n == 2 || n == 4 || n == 8 },
+			dtBitN:      func(n int) bool { return n == 1 },
+			dtFltN:      func(n int) bool { return n == 4 || n == 8 },
+			dtMoneyN:    func(n int) bool { return n == 4 || n == 8 },
+			dtDateTimeN: func(n int) bool { return n == 4 || n == 8 },
+			dtDecimalN:  func(n int) bool { return n == 5 || n == 9 || n == 13 || n == 17 },
+			dtNumericN:  func(n int) bool { return n == 5 || n == 9 || n == 13 || n == 17 },
+		}[ti.Type]
+		if !ok(ti.Size) {
+			return bad("length %d not valid for the type", ti.Size)
+		}
+		if ti.Type == dtDecimalN || ti.Type == dtNumericN {
+			p, err := r.byte()
+			if err != nil {
+				return bad("%v", err)
+			}
+			s, err := r.byte()
+			if err != nil {
+				return bad("%v", err)
+			}
+			if p < 1 || p > 38 || s > p {
+				return bad("precision %d scale %d, want 1 <= precision <= 38, scale <= precision", p, s)
+			}
+			if decimalBytes(p) > ti.Size {
+				return bad("length %d too small for precision %d", ti.Size, p)
+			}
+			ti.Prec, ti.Scale = p, s
+		}
+		return ti, nil
+	case dtBigVarBinary, dtBigVarChar, dtBigBinary, dtBigChar, dtNVarChar, dtNChar:
+		n, err := r.uint16()
+		if err != nil {
+			return bad("%v", err)
+		}
+		ti.Size = int(n)
+		varType := ti.Type == dtBigVarBinary || ti.Type == dtBigVarChar || ti.Type == dtNVarChar
+		switch {
+		case ti.Size == plpMaxLen && varType:
+		case ti.Size > maxVarLen:
+			return bad("length %d, want at most %d or 0xFFFF (max) for variable types", ti.Size, maxVarLen)
+		case (ti.Type == dtNVarChar || ti.Type == dtNChar) && ti.Size%2 != 0:
+			return bad("odd length %d for a UTF-16 type", ti.Size)
+		}
+		if ti.Type != dtBigVarBinary && ti.Type != dtBigBinary {
+			c, err := r.bytes(5)
+			if err != nil {
+				return bad("collation: %v", err)
+			}
+			copy(ti.Collation[:], c)
+		}
+		return ti, nil
+	}
+	return bad("data type 0x%02X is not supported by tdstest", b)
+}
+
+// appendTypeInfo appends ti as TYPE_INFO.
+func appendTypeInfo(dst []byte, ti typeInfo) []byte {
+	dst = append(dst, byte(ti.Type))
+	switch ti.Type {
+	case dtTimeN, dtDateTime2N, dtDateTimeOffset:
+		return append(dst, ti.Scale)
+	case dtGUID, dtIntN, dtBitN, dtFltN, dtMoneyN, dtDateTimeN:
+		return append(dst, byte(ti.Size))
+	case dtDecimalN, dtNumericN:
+		return append(dst, byte(ti.Size), ti.Prec, ti.Scale)
+	case dtBigVarBinary, dtBigBinary:
+		return binary.LittleEndian.AppendUint16(dst, uint16(ti.Size))
+	case dtBigVarChar, dtBigChar, dtNVarChar, dtNChar:
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(ti.Size))
+		return append(dst, ti.Collation[:]...)
+	}
+	return dst
+}
