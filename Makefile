@@ -22,7 +22,8 @@ vet:
 	$(GO) vet ./...
 
 cross:
-	@for p in $(CROSS); do echo "go vet ./... for $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... || exit 1; done
+	@fail=; for p in $(CROSS); do echo "go vet ./... for $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... || fail="$$fail $$p"; done; \
+	if [ -n "$$fail" ]; then echo "go vet failed for:$$fail"; exit 1; fi
 
 lint:
 	$(GO) run $(STATICCHECK) ./...
