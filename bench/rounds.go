@@ -20,6 +20,7 @@ type cellRunner struct {
 	result *cellResult
 	arms   []armRunner
 	pairs  [][2]string // (candidate, baseline) arm names
+	rounds int         // the cell takes part in rounds 1..rounds only; 0: in every round
 }
 
 // newCell makes a cellRunner whose result has one empty armResult per arm.
@@ -38,7 +39,8 @@ const minSlice = 20 * time.Millisecond
 // later ones do not.
 const warmupSlice = 50 * time.Millisecond
 
-// runRounds measures every arm of every cell once per round. Groups (driver, transport, floor)
+// runRounds measures every arm of every cell once per round (a cell with a rounds limit takes
+// part in the first rounds only). Groups (driver, transport, floor)
 // run one after the other, each with all its rounds, because a switch from one kind of work to
 // another makes the first samples after it dearer (measured: the first driver arm after the
 // transport cells paid up to 4x); within a group, every round visits every cell in order and,
@@ -54,15 +56,14 @@ const warmupSlice = 50 * time.Millisecond
 // warmupSlice, unmeasured (that time counts against budget). It stops at the first error; the
 // cells' summaries are computed from the samples taken, whether it stopped early or not.
 func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time.Duration, prog *progress) error {
-	total := 0
+	left := 0
 	for _, c := range cells {
-		total += len(c.arms)
+		left += c.roundsOf(rounds) * len(c.arms)
 	}
-	if total == 0 {
+	if left == 0 {
 		return nil
 	}
 	start := time.Now()
-	left := rounds * total
 	defer prog.end()
 	defer func() {
 		for _, c := range cells {
@@ -81,6 +82,9 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 		}
 		for r := 0; r < rounds; r++ {
 			for _, c := range group {
+				if r >= c.roundsOf(rounds) {
+					continue
+				}
 				for k := range c.arms {
 					i := k
 					if r%2 == 1 {
@@ -101,6 +105,14 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 		}
 	}
 	return nil
+}
+
+// roundsOf is the number of rounds, of a run of rounds, that the cell takes part in.
+func (c *cellRunner) roundsOf(rounds int) int {
+	if c.rounds > 0 {
+		return min(c.rounds, rounds)
+	}
+	return rounds
 }
 
 // groupCells splits cells into runs of the same group, in order.

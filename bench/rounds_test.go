@@ -125,3 +125,29 @@ func TestGroupCells(t *testing.T) {
 		t.Errorf("groupCells(nil) is not nil")
 	}
 }
+
+func TestRunRoundsCellRoundsLimit(t *testing.T) {
+	var order []string
+	arm := func(name string) armRunner {
+		return armRunner{name, func(context.Context, time.Duration) (sample, error) {
+			order = append(order, name)
+			return sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
+		}}
+	}
+	every := newCell(&cellResult{Group: groupDriver, Name: "every"}, []armRunner{arm("A")}, nil)
+	heavy := newCell(&cellResult{Group: groupDriver, Name: "heavy"}, []armRunner{arm("H1"), arm("H2")}, [][2]string{{"H2", "H1"}})
+	heavy.rounds = heavyRounds(3) // 2
+	if err := runRounds(context.Background(), []*cellRunner{every, heavy}, 3, 0, newProgress(io.Discard)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"A", "H1", "H2" /* warm-up */, "A", "H1", "H2", "A", "H2", "H1", "A"}
+	if !reflect.DeepEqual(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+	if n := len(heavy.result.arm("H1").Samples); n != 2 {
+		t.Errorf("heavy cell: %d samples, want 2", n)
+	}
+	if q := heavy.result.ratioOf("H2", "H1"); q == nil || q.N != 2 {
+		t.Errorf("heavy ratio = %+v, want 2 paired rounds", q)
+	}
+}

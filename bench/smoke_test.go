@@ -22,7 +22,7 @@ func TestSmoke(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath, svgPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.svg")
 	var stdout, stderr bytes.Buffer
-	args := []string{"-rounds", "1", "-size", "2048", "-duration", "2s", "-dsn", "", "-json", jsonPath, "-plot", svgPath}
+	args := []string{"-rounds", "1", "-size", "2048", "-rows", "100", "-idle-conns", "3", "-idle-rounds", "1", "-duration", "2s", "-dsn", "", "-json", jsonPath, "-plot", svgPath}
 	if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
 		t.Fatalf("run(%q) = %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
 	}
@@ -30,6 +30,8 @@ func TestSmoke(t *testing.T) {
 	for _, want := range []string{
 		"== Driver: one SELECT of a 2 KiB value per query",
 		"nvarchar/4096", "varbinary/16384", "varbinary/4096, 16 KiB records",
+		"round trip SELECT @p1, @p2", "round trip SET NOCOUNT ON", "narrow rows x100", "wide rows x100",
+		"upload 2 KiB varbinary(max) parameter", "CopyIn x100 rows",
 		armNativeTLS, armBridgedTLS, armNativePlain, armBridgedPlain,
 		"== Driver summary", "== Targets:", "== Driver workloads", "== Idle",
 		"== Transport only", "16 KiB records, TDS header+body",
@@ -50,9 +52,13 @@ func TestSmoke(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("JSON: %v", err)
 	}
-	// 4 value cells + 3 sweep cells, 6 transport cells, 4 floor cells; one sample per arm.
-	if len(rep.Cells) != 17 {
-		t.Errorf("%d cells in JSON, want 17", len(rep.Cells))
+	// 4 value cells + 6 workload cells + 3 sweep cells, 6 transport cells, 4 floor cells; one
+	// sample per arm; the idle figure for the four driver arms.
+	if len(rep.Cells) != 23 {
+		t.Errorf("%d cells in JSON, want 23", len(rep.Cells))
+	}
+	if len(rep.Idle) != 4 || rep.Idle[0].Summary.N != 1 {
+		t.Errorf("idle figures = %+v, want four arms with one round each", rep.Idle)
 	}
 	for _, c := range rep.Cells {
 		for _, a := range c.Arms {
@@ -125,7 +131,7 @@ func TestSmokeDSN(t *testing.T) {
 	}
 	defer srv.Close()
 	var stdout, stderr bytes.Buffer
-	args := []string{"-mode", "driver", "-rounds", "1", "-size", "2048", "-duration", "1s", "-dsn", srv.DSN("TrustServerCertificate=true", "encrypt=false")}
+	args := []string{"-mode", "driver", "-rounds", "1", "-size", "2048", "-rows", "50", "-idle-rounds", "0", "-duration", "1s", "-dsn", srv.DSN("TrustServerCertificate=true", "encrypt=false")}
 	if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
 		t.Fatalf("run = %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}

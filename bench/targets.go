@@ -10,7 +10,8 @@ import (
 // measured. Targets are reported, never enforced: the bench exits 0 whether or not one is met.
 //
 // The rule (judge): a target is MET only when the median of the per-round ratios meets the limit
-// AND the rounds support it. What "support" means depends on the kind:
+// AND the rounds support it, over at least minVerdictRounds rounds. What "support" means depends
+// on the kind:
 //
 //   - targetGain: the candidate beat the bound in at least 75% of the rounds, or the two-sided
 //     sign test of rounds better against rounds worse gives p < 0.05 with more rounds better;
@@ -73,6 +74,10 @@ type verdict struct {
 	Why     string  `json:"why,omitempty"` // which condition failed, when not met
 }
 
+// minVerdictRounds is the fewest rounds on which a target can be MET: with fewer, "75% of
+// rounds" can be three of four.
+const minVerdictRounds = 10
+
 // supportShare is the share of rounds in which a gain target's candidate must beat the bound.
 const supportShare = 0.75
 
@@ -97,6 +102,9 @@ func (t target) judge(rs []float64) verdict {
 	}
 	v.P = signTestP(v.Better, v.Better+v.Worse)
 	var why []string
+	if v.N < minVerdictRounds {
+		why = append(why, fmt.Sprintf("too few rounds (%d < %d) for a verdict", v.N, minVerdictRounds))
+	}
 	if !t.meets(v.Median) {
 		rel := "above"
 		if t.Higher {

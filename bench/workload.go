@@ -59,6 +59,7 @@ type workload struct {
 	name      string    // cell name
 	what      string    // one line for the table
 	roundTrip bool      // a query moves a packet or two each way (the target is "not worse")
+	heavy     bool      // an operation takes long (~0.1 s or more): the cell runs every other round
 	latency   bool      // record each operation's wall time (p50/p99)
 	unit      string    // what the per-unit CPU column counts
 	perOp     int64     // units per operation
@@ -78,11 +79,11 @@ func workloads(rows int64, size int) []workload {
 			unit: "query", perOp: 1, dir: dirBoth, newOp: noCountOp},
 		{name: fmt.Sprintf("narrow rows x%d", rows), what: stmtNarrow, unit: "row", perOp: rows, dir: dirReceived,
 			newOp: func(bc *benchConn) func(context.Context) error { return narrowOp(bc, rows) }},
-		{name: fmt.Sprintf("wide rows x%d", rows), what: "int, nvarchar(50), datetime2(7), decimal(18,4), bit from GENERATE_SERIES", unit: "row", perOp: rows, dir: dirReceived,
+		{name: fmt.Sprintf("wide rows x%d", rows), heavy: true, what: "int, nvarchar(50), datetime2(7), decimal(18,4), bit from GENERATE_SERIES", unit: "row", perOp: rows, dir: dirReceived,
 			newOp: func(bc *benchConn) func(context.Context) error { return wideOp(bc, rows) }},
 		{name: fmt.Sprintf("upload %s varbinary(max) parameter", byteLabel(size)), what: stmtLength, unit: "query", perOp: 1, dir: dirSent,
 			newOp: func(bc *benchConn) func(context.Context) error { return uploadOp(bc, size) }},
-		{name: fmt.Sprintf("CopyIn x%d rows", rows), what: "CREATE TABLE #t, CopyIn in a transaction, checksum, DROP", unit: "row", perOp: rows, dir: dirSent,
+		{name: fmt.Sprintf("CopyIn x%d rows", rows), heavy: true, what: "CREATE TABLE #t, CopyIn in a transaction, checksum, DROP", unit: "row", perOp: rows, dir: dirSent,
 			newOp: func(bc *benchConn) func(context.Context) error { return copyInOp(bc, rows) }},
 	}
 }
