@@ -32,6 +32,13 @@ var (
 	// (its first packet is not PRELOGIN, or, in login-only mode, the packet after the
 	// handshake is not LOGIN7). The connection is refused before anything is sent.
 	ErrUnexpectedWrite = errors.New("mssqlbridge: unexpected packet from the driver")
+	// ErrSecretOutsideTLS: in login-only encryption, where only the first LOGIN7 packet
+	// travels inside TLS, a secret of the LOGIN7 message (the password, the new password of a
+	// password change, or a FEDAUTH security token) would lie past that packet, even with the
+	// first packet as large as the packet size allows. The connection is refused before any
+	// byte of the LOGIN7 message is sent; the error names the field and the packet size that
+	// would carry it. Raise the packet size, or use encrypt=true.
+	ErrSecretOutsideTLS = errors.New("mssqlbridge: a LOGIN7 secret would travel outside TLS")
 )
 
 // errClosed is returned by calls on a closed conn; it matches net.ErrClosed.

@@ -222,7 +222,8 @@ func (s *fakeServer) serve(raw net.Conn) error {
 		return err
 	}
 	s.noteVersion(ts)
-	trd := tds.NewReader(ts, tds.ReaderConfig{})
+	// Packets as large as the client's packet size (a login-only LOGIN7 packet may exceed 4096).
+	trd := tds.NewReader(ts, tds.ReaderConfig{MaxPacketSize: tds.MaxPacketSize})
 	if outcome == prelogin.OutcomeFull {
 		return s.echo(trd, ts, true)
 	}

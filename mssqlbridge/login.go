@@ -7,14 +7,16 @@ import (
 )
 
 // writeLogin handles the driver's LOGIN7 packets in login-only mode: the first LOGIN7 packet
-// goes through TLS, then both directions switch to plaintext (MS-TDS encrypts only that
-// packet). The driver frames LOGIN7 with its configured packet size, so with a small size
-// (down to 512) and long names the password would lie in a later packet and cross in clear.
-// So a LOGIN7 that comes in several packets is collected to its last packet (EOM) and
-// re-framed in packets of at least 4096 bytes, the size every server accepts before the
-// packet size is negotiated: the fixed part, host name, user name and password (at most
-// 94 + 3*256 bytes) then always travel in the first packet, inside TLS. A LOGIN7 of one
-// packet, the usual case, is sent as it came. Called with wmu held.
+// goes through TLS, then both directions switch to plaintext (MS-TDS 3.2.5.3 encrypts only
+// that packet). A LOGIN7 of one packet, the usual case, is sent as it came: all of it inside
+// TLS. A LOGIN7 that comes in several packets is collected to its last packet (EOM), and
+// nothing of it is sent before then. The driver frames LOGIN7 with its configured packet
+// size, so with a small size (down to 512) or long variable fields a secret would lie in a
+// later packet and cross in clear; so the message is re-framed with a first packet as large
+// as the driver's packet size, and never smaller than 4096 bytes, the size every server
+// accepts before the packet size is negotiated (MS-TDS 2.2.3.1.3). Every secret (see
+// login7Secrets) must then lie inside that first packet; if one does not, the message is
+// refused with ErrSecretOutsideTLS and not one byte of it leaves. Called with wmu held.
 func (c *conn) writeLogin(p []byte) (int, error) {
 	h, err := tds.ParseHeader(p)
 	if err != nil || h.Type != tds.TypeLogin7 || int(h.Length) != len(p) {
@@ -40,6 +42,12 @@ func (c *conn) writeLogin(p []byte) (int, error) {
 	if h.Status&tds.StatusEOM == 0 {
 		return len(p), nil // the rest of the message comes in the next Writes
 	}
+	size := max(int(c.loginHdr.Length), tds.DefaultPacketSize)
+	if err := checkSecrets(c.login, size); err != nil {
+		c.login = nil
+		c.transition(stateFailed, err)
+		return 0, err
+	}
 	// Re-frame: the first packet through TLS, the others in plaintext after the switch.
 	var first []byte
 	var rest []byte
@@ -50,7 +58,7 @@ func (c *conn) writeLogin(p []byte) (int, error) {
 			rest = append(rest, pkt...)
 		}
 		return nil
-	}), max(int(c.loginHdr.Length), tds.DefaultPacketSize))
+	}), size)
 	w.SetSPID(c.loginHdr.SPID)
 	w.BeginMessage(tds.TypeLogin7, c.loginHdr.Status&^tds.StatusEOM)
 	_, _ = w.Write(c.login) // the sink never fails
@@ -60,6 +68,29 @@ func (c *conn) writeLogin(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// checkSecrets returns nil when every secret of the LOGIN7 message msg lies in the first packet
+// of packetSize bytes, ErrSecretOutsideTLS naming the first that does not, or
+// ErrUnexpectedWrite when msg cannot be read as LOGIN7 (its secrets cannot be located).
+func checkSecrets(msg []byte, packetSize int) error {
+	spans, err := login7Secrets(msg)
+	if err != nil {
+		return fmt.Errorf("%w: login-only encryption: %w", ErrUnexpectedWrite, err)
+	}
+	room := packetSize - tds.HeaderSize
+	for _, sp := range spans {
+		if sp.end <= room {
+			continue
+		}
+		need := "use encrypt=true"
+		if sp.end+tds.HeaderSize <= tds.MaxPacketSize {
+			need = fmt.Sprintf("set the packet size to at least %d or use encrypt=true", sp.end+tds.HeaderSize)
+		}
+		return fmt.Errorf("%w: the %v ends at byte %d of the %d-byte LOGIN7 message, but the first packet, the only one inside TLS, carries %d bytes at packet size %d; %s",
+			ErrSecretOutsideTLS, sp.field, sp.end, len(msg), room, packetSize, need)
+	}
+	return nil
 }
 
 // maxLogin7Size is the longest LOGIN7 message the conn collects (MS-TDS: 128 KiB).
