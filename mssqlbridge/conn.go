@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -100,7 +101,9 @@ type conn struct {
 
 	rmu     sync.Mutex // serializes Reads
 	pending []byte     // the patched PRELOGIN reply, served first; set by negotiate before ready, then guarded by rmu
-	ra      *readAhead // set like pending, then guarded by rmu
+	// in serves every Read after the PRELOGIN reply: the tls.Conn in full encryption (see
+	// readTLS), the bridge in plaintext mode otherwise. Set like pending; used under rmu.
+	in io.Reader
 }
 
 type connRef struct{ net.Conn }
@@ -116,6 +119,7 @@ func newConn(ctx context.Context, raw net.Conn, s *settings, host string) *conn 
 		plain:    make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	c.raw = &deadlineConn{Conn: raw, rdl: &c.rdl}
 	c.target.Store(&connRef{raw})
 	c.rdl.set = func(t time.Time) error { return c.target.Load().SetReadDeadline(t) }
 	c.wdl.set = func(t time.Time) error { return c.target.Load().SetWriteDeadline(t) }
@@ -204,9 +208,15 @@ func (c *conn) Write(p []byte) (int, error) {
 }
 
 // Read reads plaintext TDS bytes: first the (patched) PRELOGIN reply, then what the server
-// sends, served from the read-ahead buffer. A Read before the PRELOGIN exchange, or in
-// login-only mode a Read past the PRELOGIN reply before the LOGIN7 packet is sent, waits for
-// it. p may be any size; a Read returns as soon as some bytes are available.
+// sends. In full encryption the driver's Read goes straight to the tls.Conn, which decrypts
+// into its own buffer and copies into p, as with go-mssqldb's own TLS; the bridge under it
+// reads the socket in large reads and hands crypto/tls complete records in batches (see
+// readTLS). In plaintext it goes to the bridge, whose read-ahead buffer serves it. No copy is
+// made here. A Read before the PRELOGIN exchange, or in login-only mode a Read past the
+// PRELOGIN reply before the LOGIN7 packet is sent, waits for it. p may be any size; a Read
+// returns as soon as some bytes are available. Bytes already buffered (in the bridge or in
+// crypto/tls) are returned even after the read deadline has passed: the deadline applies when
+// a read needs the socket (see deadlineConn).
 func (c *conn) Read(p []byte) (int, error) {
 	// Fast path, once the conn serves reads: no channel operations.
 	settled := func(s state) bool { return s == stateFull || s == statePlain }
@@ -230,11 +240,22 @@ func (c *conn) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	n, err := c.ra.Read(p)
+	n, err := c.in.Read(p)
 	if err != nil && c.state() == stateClosed {
 		err = errClosed
 	}
 	return n, err
+}
+
+// readTLS makes every later Read go to tc, a tls.Conn running on the bridge b in passthrough
+// mode, which from now on hands tc the complete application-data records it holds in batches.
+// Called before the conn leaves stateNew.
+func (c *conn) readTLS(tc *tls.Conn, b *bridge.Conn) error {
+	if err := b.CoalesceRecords(tc.ConnectionState()); err != nil {
+		return fmt.Errorf("mssqlbridge: TLS reads: %w", err)
+	}
+	c.in = tc
+	return nil
 }
 
 // await blocks until ch is closed or the conn is closed, then returns the error that stops

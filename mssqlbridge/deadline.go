@@ -2,6 +2,7 @@ package mssqlbridge
 
 import (
 	"math"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -11,7 +12,8 @@ import (
 // deadline is one direction's deadline, stored cheaply and applied to the socket lazily.
 //
 // go-mssqldb calls SetDeadline before every Read and Write when a connection timeout is set,
-// and reads each packet with two small Reads that the conn serves from its read-ahead buffer.
+// and reads each packet with two small Reads that are mostly served from buffers (the
+// bridge's read-ahead, crypto/tls's decrypted record).
 // Setting a deadline on a socket goes through the runtime poller (a lock and a timer update);
 // doing it per driver call would cost more than serving the read. So the caller's deadline is
 // only stored, and given to the socket when a call is about to reach it (enter) and the value
@@ -111,3 +113,26 @@ func (timeoutError) Error() string   { return "mssqlbridge: i/o timeout" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
 func (timeoutError) Unwrap() error   { return os.ErrDeadlineExceeded }
+
+// deadlineConn is the socket as the bridge sees it: every Read enters the read deadline first,
+// so that a stored deadline reaches the socket exactly when a read needs the socket, and not
+// when the bridge or crypto/tls serve a Read from their buffers. Writes and everything else go
+// to the socket as they are.
+type deadlineConn struct {
+	net.Conn
+	rdl *deadline
+}
+
+// Read reads from the socket under the stored read deadline; a deadline that has passed fails
+// the Read with a timeout before the socket is touched.
+func (s *deadlineConn) Read(p []byte) (int, error) {
+	err := s.rdl.enter()
+	if err == nil {
+		var n int
+		n, err = s.Conn.Read(p)
+		s.rdl.exit()
+		return n, err
+	}
+	s.rdl.exit()
+	return 0, err
+}

@@ -3,23 +3,28 @@ package mssqlbridge
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"math"
 	"net"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/tdsbridge/tdsbridge/bridge"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
-// countingReader serves data in reads of at most max bytes and counts the reads.
-type countingReader struct {
+// countingSocket is a net.Conn whose Reads serve data in reads of at most max bytes; it counts
+// the reads. Only Read may be called.
+type countingSocket struct {
+	net.Conn
 	data  []byte
 	max   int
 	reads int
 }
 
-func (r *countingReader) Read(p []byte) (int, error) {
+func (r *countingSocket) Read(p []byte) (int, error) {
 	r.reads++
 	if len(r.data) == 0 {
 		return 0, io.EOF
@@ -39,20 +44,31 @@ func tdsStream(n, size int) []byte {
 	return out
 }
 
-// TestReadAheadDriverPattern reads packets the way go-mssqldb does (SetDeadline, 8-byte
-// header, SetDeadline, body) and checks that the source is read once per 64 KiB and the
-// deadline reaches the socket once per source read, not once per driver call.
-func TestReadAheadDriverPattern(t *testing.T) {
+// plainBridge returns a bridge in plaintext mode over src seen through deadlineConn, as the
+// conn reads an unencrypted connection, and the deadline's count of socket deadline changes.
+func plainBridge(t *testing.T, src net.Conn) (*bridge.Conn, *deadline, *int) {
+	t.Helper()
+	sets := new(int)
+	dl := &deadline{set: func(time.Time) error { *sets++; return nil }}
+	b := bridge.New(&deadlineConn{Conn: src, rdl: dl}, bridge.Options{})
+	if err := b.StartPlaintext(); err != nil {
+		t.Fatal(err)
+	}
+	return b, dl, sets
+}
+
+// TestDeadlineDriverPattern reads packets the way go-mssqldb does (SetDeadline, 8-byte header,
+// SetDeadline, body) and checks that the socket is read once per 64 KiB and the deadline
+// reaches the socket once per socket read, not once per driver call.
+func TestDeadlineDriverPattern(t *testing.T) {
 	const packets, size = 256, 4096 // 1 MiB
-	src := &countingReader{data: tdsStream(packets, size), max: 1 << 20}
-	sets := 0
-	dl := &deadline{set: func(time.Time) error { sets++; return nil }}
-	ra := newReadAhead(src, dl, DefaultReadAheadSize)
+	src := &countingSocket{data: tdsStream(packets, size), max: 1 << 20}
+	b, dl, sets := plainBridge(t, src)
 	hdr := make([]byte, tds.HeaderSize)
 	body := make([]byte, size)
 	for i := range packets {
 		_ = dl.store(time.Now().Add(time.Minute))
-		if _, err := io.ReadFull(ra, hdr); err != nil {
+		if _, err := io.ReadFull(b, hdr); err != nil {
 			t.Fatalf("packet %d header: %v", i, err)
 		}
 		h, err := tds.ParseHeader(hdr)
@@ -60,29 +76,45 @@ func TestReadAheadDriverPattern(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = dl.store(time.Now().Add(time.Minute))
-		if _, err := io.ReadFull(ra, body[:int(h.Length)-tds.HeaderSize]); err != nil {
+		if _, err := io.ReadFull(b, body[:int(h.Length)-tds.HeaderSize]); err != nil {
 			t.Fatalf("packet %d body: %v", i, err)
 		}
 	}
-	wantReads := packets * size / DefaultReadAheadSize
+	wantReads := packets * size / bridge.DefaultReadAheadSize
 	if src.reads != wantReads {
-		t.Errorf("source reads: %d, want %d", src.reads, wantReads)
+		t.Errorf("socket reads: %d, want %d", src.reads, wantReads)
 	}
-	if sets != wantReads {
-		t.Errorf("deadlines given to the socket: %d, want %d (one per source read)", sets, wantReads)
+	if *sets != wantReads {
+		t.Errorf("deadlines given to the socket: %d, want %d (one per socket read)", *sets, wantReads)
 	}
-	if _, err := ra.Read(hdr); err != io.EOF {
+	if _, err := b.Read(hdr); err != io.EOF {
 		t.Errorf("after the stream: %v, want io.EOF", err)
 	}
 }
 
-// TestReadAheadLargeRead: a read at least as large as the buffer goes straight to the source.
-func TestReadAheadLargeRead(t *testing.T) {
-	src := &countingReader{data: bytes.Repeat([]byte{1}, 3*DefaultReadAheadSize), max: 1 << 30}
-	ra := newReadAhead(src, &deadline{set: func(time.Time) error { return nil }}, DefaultReadAheadSize)
-	p := make([]byte, 2*DefaultReadAheadSize)
-	if n, err := ra.Read(p); n != len(p) || err != nil || ra.Buffered() != 0 {
-		t.Fatalf("got %d, %v, buffered %d", n, err, ra.Buffered())
+// TestDeadlineBuffered: bytes already buffered are served after the read deadline has passed;
+// the next read that needs the socket times out without touching it.
+func TestDeadlineBuffered(t *testing.T) {
+	src := &countingSocket{data: tdsStream(2, 4096), max: 4096}
+	b, dl, _ := plainBridge(t, src)
+	hdr := make([]byte, tds.HeaderSize)
+	if _, err := io.ReadFull(b, hdr); err != nil {
+		t.Fatal(err)
+	}
+	_ = dl.store(time.Unix(1, 0))
+	body := make([]byte, 4096-tds.HeaderSize)
+	if _, err := io.ReadFull(b, body); err != nil {
+		t.Fatalf("buffered body after the deadline: %v", err)
+	}
+	if _, err := b.Read(hdr); !errors.Is(err, os.ErrDeadlineExceeded) || !isTimeout(err) {
+		t.Fatalf("read that needs the socket after the deadline: %v, want a timeout", err)
+	}
+	if src.reads != 1 {
+		t.Fatalf("socket reads: %d, want 1 (none after the deadline)", src.reads)
+	}
+	_ = dl.store(time.Time{})
+	if _, err := io.ReadFull(b, hdr); err != nil {
+		t.Fatalf("after clearing the deadline: %v", err)
 	}
 }
 

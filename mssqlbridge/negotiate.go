@@ -99,8 +99,7 @@ func (c *conn) startStrict(ctx context.Context) error {
 	c.bridge = b
 	c.tlsConn = tc
 	c.target.Store(&connRef{b})
-	c.ra = newReadAhead(bridge.NewReader(tc, b, DefaultReadAheadSize), &c.rdl, DefaultReadAheadSize)
-	return nil
+	return c.readTLS(tc, b)
 }
 
 // checkPrelogin checks that p, the driver's first Write, is one whole PRELOGIN packet.
@@ -131,7 +130,7 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 		if _, err := c.tlsConn.Write(pkt); err != nil {
 			return 0, nil, fmt.Errorf("mssqlbridge: send PRELOGIN: %w", err)
 		}
-		reply, _, err := readReply(c.ra)
+		reply, _, err := readReply(c.in)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -160,7 +159,7 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 			return 0, nil, fmt.Errorf("mssqlbridge: start plaintext: %w", err)
 		}
 		c.plainW = b
-		c.ra = newReadAhead(b, &c.rdl, DefaultReadAheadSize)
+		c.in = b
 		return outcome, reply, nil
 	}
 
@@ -181,9 +180,9 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 	c.tlsConn = tc
 	if outcome == prelogin.OutcomeLoginOnly {
 		c.plainW = b
-		c.ra = newReadAhead(b, &c.rdl, DefaultReadAheadSize)
-	} else {
-		c.ra = newReadAhead(bridge.NewReader(tc, b, DefaultReadAheadSize), &c.rdl, DefaultReadAheadSize)
+		c.in = b
+	} else if err := c.readTLS(tc, b); err != nil {
+		return 0, nil, err
 	}
 	return outcome, reply, nil
 }
