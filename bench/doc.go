@@ -1,25 +1,29 @@
-// Command bench measures the client-side cost of receiving data over TDS: go-mssqldb with its own
-// TLS versus go-mssqldb through the bridge (package mssqlbridge), each with TLS and in plaintext,
-// plus a transport-only comparison (plain tls.Conn versus the bridge) and the floor (AES-128-GCM
-// open alone, a plain loopback TCP read).
+// Command bench measures the client-side CPU cost of TDS traffic: go-mssqldb with its own TLS
+// versus go-mssqldb through the bridge (package mssqlbridge), each with TLS and in plaintext, on
+// large values, on the workloads applications run (small parameterized round trips, many rows,
+// uploads, bulk copy), and on the heap an idle pooled connection holds; plus a transport-only
+// comparison (plain tls.Conn versus the bridge) and the floor (AES-128-GCM open alone, a plain
+// loopback TCP read). bench/README.md describes the method, the targets and every column.
 //
 // Run it with `make bench` (that is `go run ./bench`). With no flags it starts the servers it
 // needs in a child process (the same executable re-run in a hidden child mode), so the client CPU
-// it reports, taken with getrusage(RUSAGE_SELF), is the client's alone. Measurements run in
-// rounds, group by group (driver, then transport, then floor); every round visits every cell of
-// the group and, inside a cell, every arm in turn (A B A B ..., the order reversed on odd
-// rounds), so slow drifts of the machine hit every arm alike. Figures are
-// medians over the rounds with their spread; a ratio bridged/native is the median of the per-round
-// paired ratios, with the number of rounds in which the bridged arm was cheaper and the two-sided
-// sign-test p-value of that count.
+// it reports (getrusage RUSAGE_SELF on Unix, GetProcessTimes on Windows) is the client's alone.
+// Measurements run in rounds, group by group (driver, then transport, then floor); every round
+// visits every cell of the group and, inside a cell, every arm in turn (A B A B ..., the order
+// reversed on odd rounds), so slow drifts of the machine hit every arm alike. Figures are medians
+// over the rounds with their spread; a ratio candidate/baseline is the median of the per-round
+// paired ratios, with the number of rounds in which the candidate was cheaper and the two-sided
+// sign-test p-value of that count. A target is MET only when that median meets its limit and the
+// rounds support it (see targets.go).
 //
 // Output: a table on stdout, a progress line on stderr, and optionally -json FILE (every sample)
 // and -plot FILE.svg (grouped bars of client CPU per MiB/MB by cell and arm).
 //
 // Modes:
 //
-//	-mode driver     go-mssqldb native vs bridged, TLS and plaintext, 1 MiB nvarchar(max) and
-//	                 varbinary(max) at packet sizes 4096 and 16384, and a TLS record-size sweep
+//	-mode driver     go-mssqldb native vs bridged, TLS and plaintext: 1 MiB nvarchar(max) and
+//	                 varbinary(max) at packet sizes 4096 and 16384, the workload cells, a TLS
+//	                 record-size sweep, and the idle heap per pooled connection
 //	-mode transport  tls.Conn vs bridge by record size and read pattern, and the floor
 //	-mode all        both (the default)
 //	-dsn DSN         the driver comparison against a real server (also MSSQL_DSN)

@@ -53,7 +53,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	fs.StringVar(&c.jsonPath, "json", "", "write machine-readable results (every sample) to `FILE`")
 	fs.StringVar(&c.plotPath, "plot", "", "write an SVG chart of client CPU per MiB to `FILE.svg`")
 	fs.StringVar(&c.dsn, "dsn", getenv("MSSQL_DSN"), "run the driver comparison against this server `DSN` (default $MSSQL_DSN)")
-	fs.DurationVar(&c.duration, "duration", 100*time.Second, "measuring time budget of the whole run (setup comes on top)")
+	fs.DurationVar(&c.duration, "duration", 200*time.Second, "measuring time budget of the whole run (setup comes on top)")
 	fs.IntVar(&c.rounds, "rounds", 20, "rounds per cell; every round visits every arm of every cell")
 	fs.StringVar(&c.mode, "mode", modeAll, "what to measure: driver, transport or all")
 	fs.IntVar(&c.size, "size", 1<<20, "`bytes` of the value each driver query returns (even, >= 2)")
