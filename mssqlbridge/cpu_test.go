@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
 
@@ -22,7 +21,8 @@ import (
 )
 
 // Client CPU per MiB, bridged versus go-mssqldb's own transport, with the server in another
-// process (so that getrusage of this process counts the client only):
+// process (so that this process's CPU time, cpu_unix_test.go and cpu_windows_test.go, counts
+// the client only):
 //
 //	go test -run '^$' -bench ClientCPU -benchtime=40x ./mssqlbridge/
 //
@@ -100,13 +100,21 @@ func BenchmarkClientCPU(b *testing.B) {
 					if err := db.QueryRowContext(ctx, q).Scan(&v); err != nil || len(v) != 1<<20 {
 						b.Fatalf("warm-up: %d bytes, %v", len(v), err)
 					}
-					before, reads := cpuTime(), counter.reads.Load()
+					before, err := cpuTime()
+					if err != nil {
+						b.Fatal(err)
+					}
+					reads := counter.reads.Load()
 					for b.Loop() {
 						if err := db.QueryRowContext(ctx, q).Scan(&v); err != nil {
 							b.Fatal(err)
 						}
 					}
-					b.ReportMetric(float64((cpuTime()-before).Microseconds())/1000/float64(b.N), "cpu-ms/MiB")
+					after, err := cpuTime()
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(float64((after-before).Microseconds())/1000/float64(b.N), "cpu-ms/MiB")
 					b.ReportMetric(float64(counter.reads.Load()-reads)/float64(b.N), "socket-reads/MiB")
 					b.SetBytes(1 << 20)
 				})
@@ -117,15 +125,6 @@ func BenchmarkClientCPU(b *testing.B) {
 			b.Fatalf("server helper: %v", err)
 		}
 	}
-}
-
-// cpuTime returns this process's user plus system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // countingDialer dials TCP and counts the Read calls on the sockets it returns.
