@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -439,25 +440,60 @@ func checkCertCase(t *testing.T, dsn string, opt *tls.Config, want int, native b
 }
 
 // TestLoginOnlySmallPacketSize: in login-only mode only the first LOGIN7 packet travels in TLS
-// (MS-TDS). With a small packet size and long host and user names, the password lies beyond
-// the first packet. It must still never cross in the clear.
+// (MS-TDS 3.2.5.3). go-mssqldb frames LOGIN7 with its packet size, so at packet size 512 with
+// long host, user and application names the password lies beyond the driver's first packet.
+// The connector re-frames the message so that it lies in the first packet, inside TLS: the
+// login succeeds, the queries cross in clear (proof that the mode was login-only), and neither
+// a LOGIN7 packet nor the password does. Names so long that the password lies past 4096 bytes
+// are refused with ErrSecretOutsideTLS at packet size 512, without a byte of LOGIN7 or the
+// password in clear. (A larger packet size would carry them in one packet, but tdstest, as
+// MS-TDS 2.2.3.1.3 says, takes no packet over 4096 bytes before login; mssqlbridge's
+// TestLoginOnlySecretsNeverInClear covers that case against its fake server.)
 func TestLoginOnlySmallPacketSize(t *testing.T) {
 	t.Parallel()
 	user := strings.Repeat("u", 128)
-	s := startTDS(t, tdstest.Config{EncryptionOff: true, User: user})
-	p := proxy(t, s.Addr, nil)
-	db := openBridged(t, s.DSN("encrypt=false", "certificate="+s.CAFile(), "packet size=512",
-		"workstation id="+strings.Repeat("w", 128), "app name="+strings.Repeat("a", 128)), mssqlbridge.WithDialer(p))
-	err := within(t, "query", func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), hangBound)
-		defer cancel()
-		return connectAndQuery(ctx, db, "SELECT 1")
-	})
-	t.Logf("query: %v", err)
-	_ = db.Close()
-	ss := waitSessions(t, p)
-	t.Logf("client packet types in clear: % x", ss[0].ClearTDSTypes(ClientToServer))
-	assertNoLoginInClear(t, ss[0], tdstest.DefaultPassword)
+	for _, tt := range []struct {
+		name        string
+		workstation int // characters
+		packetSize  string
+		wantErr     error
+	}{
+		{"names-before-password-512", 128, "512", nil},
+		{"password-past-4096-512", 2100, "512", mssqlbridge.ErrSecretOutsideTLS},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := startTDS(t, tdstest.Config{EncryptionOff: true, User: user})
+			p := proxy(t, s.Addr, nil)
+			db := openBridged(t, s.DSN("encrypt=false", "certificate="+s.CAFile(), "packet size="+tt.packetSize,
+				"workstation id="+strings.Repeat("w", tt.workstation), "app name="+strings.Repeat("a", 128)), mssqlbridge.WithDialer(p))
+			err := within(t, "query", func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+				defer cancel()
+				return connectAndQuery(ctx, db, "SELECT 1")
+			})
+			t.Logf("query: %v", err)
+			switch {
+			case tt.wantErr == nil && err != nil:
+				t.Fatalf("query: %v", err)
+			case tt.wantErr != nil && !errors.Is(err, tt.wantErr):
+				t.Fatalf("query: %v, want %v", err, tt.wantErr)
+			}
+			_ = db.Close()
+			ss := waitSessions(t, p)
+			if len(ss) == 0 {
+				t.Fatal("no connection through the proxy")
+			}
+			for _, sess := range ss {
+				clear := sess.ClearTDSTypes(ClientToServer)
+				t.Logf("client packet types in clear: % x", clear)
+				assertNoLoginInClear(t, sess, tdstest.DefaultPassword)
+				if tt.wantErr == nil && bytes.IndexByte(clear, byte(tds.TypeSQLBatch)) < 0 {
+					t.Errorf("no SQL batch in clear: the connection was not login-only")
+				}
+			}
+		})
+	}
 }
 
 // TestLoginOnlyLongLogin7: a LOGIN7 message of several packets in login-only mode, driven
@@ -466,7 +502,14 @@ func TestLoginOnlySmallPacketSize(t *testing.T) {
 // first 4088 bytes of the message, the rest in plaintext.
 func TestLoginOnlyLongLogin7(t *testing.T) {
 	t.Parallel()
+	// A LOGIN7 message (MS-TDS 2.2.6.4) of 10,000 bytes: the fixed part with Length, TDS 7.4
+	// and a 16-character password right after it, then bytes no field refers to.
 	msg := pattern("LOGIN7-payload-", 10_000)
+	clear(msg[:94])
+	binary.LittleEndian.PutUint32(msg[0:], uint32(len(msg)))
+	binary.LittleEndian.PutUint32(msg[4:], 0x74000004)
+	binary.LittleEndian.PutUint16(msg[44:], 94) // ibPassword
+	binary.LittleEndian.PutUint16(msg[46:], 16) // cchPassword
 	type got struct {
 		first   int // payload bytes of the first (TLS) packet
 		payload []byte
