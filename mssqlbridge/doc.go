@@ -29,9 +29,11 @@
 //  2. Full encryption: every driver Write (one TDS packet) is one tls.Conn Write (one record).
 //     Login-only (encrypt=false against a server whose setting is OFF): the first LOGIN7
 //     packet through TLS, then plaintext both ways; a LOGIN7 the driver split into several
-//     packets (small packet sizes) is re-framed in packets of at least 4096 bytes first, so
-//     that the password always travels in the TLS packet. No encryption: plaintext through
-//     the bridge's plaintext mode.
+//     packets is collected and re-framed with a first packet of the driver's packet size, at
+//     least 4096 bytes, and sent only if every secret (password, new password, FEDAUTH token)
+//     lies in that TLS packet; otherwise it is refused with ErrSecretOutsideTLS and not one
+//     byte of it leaves (login.go, loginsecrets.go). No encryption: plaintext through the
+//     bridge's plaintext mode.
 //  3. Reads: the driver reads every packet as an 8-byte header and then its body. The conn
 //     serves those reads from a 64 KiB read-ahead buffer, filled by bridge.Reader (which
 //     coalesces TLS records) or by the bridge's plaintext read-ahead: no system call and no
@@ -51,9 +53,12 @@
 // # Certificates
 //
 // Connections verify the server's certificate as go-mssqldb does: against the DSN's
-// certificate file when given, else the system roots; not at all with
+// certificate file when given, else the system roots; byte for byte against the DSN's
+// serverCertificate file (no chain or name check); not at all with
 // TrustServerCertificate=true (go-mssqldb's default when encrypt is absent);
-// hostNameInCertificate replaces the host name in the check. Neither pool is loaded at package
+// hostNameInCertificate replaces the host name in the check. A ServerName set in the
+// TLSConfig given to NewConnectorConfig is used as given; WithTLSConfig replaces every DSN
+// setting, and the DSN's files are then not read. No pool is loaded at package
 // initialization. NewConnector starts loading the file and, if its connections will verify
 // against the system roots, the system pool, each in a background goroutine, so that the cost
 // (about 13 ms for the system roots on a cold process) overlaps the application's start-up. A
@@ -66,7 +71,9 @@
 // Refusals are clear, wrapped errors, tested with errors.Is: ErrServerNoEncryption (the server
 // does not support encryption but encrypt=true), ErrServerRequiresEncryption (the server
 // requires encryption but encrypt=disable), ErrCertificate (a *CertificateError naming the host
-// and wrapping the x509 cause), ErrCertificateFile, ErrMalformedReply (saying what was wrong).
+// and wrapping the cause: x509, a serverCertificate mismatch, or a verification callback's
+// error), ErrCertificateFile, ErrMalformedReply (saying what was wrong), ErrSecretOutsideTLS
+// (login-only: a LOGIN7 secret would lie past the encrypted first packet).
 // go-mssqldb returns them unchanged from Connect, db.Ping and the first query.
 //
 // # Differences from go-mssqldb's own TLS

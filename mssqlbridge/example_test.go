@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"strings"
 
 	"github.com/tdsbridge/tdsbridge/mssqlbridge"
 	"github.com/tdsbridge/tdsbridge/prelogin"
@@ -93,5 +94,52 @@ func Example_refusal() {
 	defer db.Close()
 	err = db.Ping()
 	fmt.Println(errors.Is(err, mssqlbridge.ErrServerNoEncryption))
+	// Output: true
+}
+
+// serverCertificate pins the server's own certificate: the connection succeeds only if the
+// server presents exactly that certificate (here tdstest's self-signed one); a different one
+// fails with a *CertificateError.
+func ExampleNewConnector_serverCertificate() {
+	srv, err := tdstest.NewServer(tdstest.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	c, err := mssqlbridge.NewConnector(srv.DSN("encrypt=true", "serverCertificate="+srv.CAFile()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	fmt.Println(db.Ping())
+
+	_, err = mssqlbridge.NewConnector(srv.DSN("encrypt=true", "serverCertificate="+srv.CAFile(), "certificate="+srv.CAFile()))
+	fmt.Println(err)
+	// Output:
+	// <nil>
+	// mssqlbridge: parse DSN: cannot specify both 'certificate' and 'serverCertificate' parameters
+}
+
+// With login-only encryption (encrypt=false against a server that offers encryption without
+// requiring it) only the first LOGIN7 packet travels inside TLS. A login whose password would
+// lie past that packet, here behind a 2,100-character workstation name at packet size 512, is
+// refused before any byte of it is sent.
+func ExampleErrSecretOutsideTLS() {
+	srv, err := tdstest.NewServer(tdstest.Config{EncryptionOff: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	db, err := sql.Open(mssqlbridge.DriverName, srv.DSN("encrypt=false", "certificate="+srv.CAFile(),
+		"packet size=512", "workstation id="+strings.Repeat("w", 2100)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Ping()
+	fmt.Println(errors.Is(err, mssqlbridge.ErrSecretOutsideTLS))
 	// Output: true
 }
