@@ -3,8 +3,9 @@
 //
 //   - the embedded tdstest server, always (configured like a default SQL Server: encryption
 //     setting OFF, so that every client mode is allowed);
-//   - SQL Server 2022 started with testcontainers-go, when a Docker engine is reachable and
-//     MSSQL_IMAGE names the SQL Server 2022 image;
+//   - SQL Server 2022 started with testcontainers-go, when a Docker engine is reachable
+//     (Microsoft's image mcr.microsoft.com/mssql/server:2022-latest, or the one MSSQL_IMAGE
+//     names);
 //   - the server that MSSQL_DSN points at, when it is set.
 //
 // The suites connect in every encryption mode, fetch 1 MiB nvarchar(max) and varbinary(max) values

@@ -42,16 +42,24 @@ func (tg target) dsn(params ...string) string {
 	return s
 }
 
-// forEachTarget runs fn as a subtest for every available target, and says in the log which
-// targets are not available here and how to make them so.
+// forEachTarget runs fn as a subtest for every available target. A target that is not available
+// here is a skipped subtest whose message says why and how to make it available, so that the
+// skip count of `make test` shows it.
 func forEachTarget(t *testing.T, fn func(t *testing.T, tg target)) {
 	t.Helper()
-	for _, tg := range targets(t) {
+	list, missing := targets(t)
+	for _, tg := range list {
 		t.Run(tg.name, func(t *testing.T) { fn(t, tg) })
+	}
+	for _, m := range missing {
+		t.Run(m.name, func(t *testing.T) { t.Skip(m.why) })
 	}
 }
 
-func targets(t *testing.T) []target {
+// missingTarget is a target that is not available here, and why.
+type missingTarget struct{ name, why string }
+
+func targets(t *testing.T) ([]target, []missingTarget) {
 	t.Helper()
 	// A tdstest server per test keeps the goroutine accounting of each test its own.
 	srv, err := tdstest.NewServer(tdstest.Config{EncryptionOff: true, Logf: t.Logf})
@@ -60,18 +68,19 @@ func targets(t *testing.T) []target {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	list := []target{{name: "tdstest", base: srv.DSN()}}
+	var missing []missingTarget
 
 	if dsn := os.Getenv("MSSQL_DSN"); dsn != "" {
 		list = append(list, target{name: "MSSQL_DSN", base: dsn, realServer: true})
 	} else {
-		t.Log("MSSQL_DSN not set: not running against an external SQL Server")
+		missing = append(missing, missingTarget{"MSSQL_DSN", "MSSQL_DSN not set: not running against an external SQL Server"})
 	}
 	if dsn, why := containerDSN(); dsn != "" {
 		list = append(list, target{name: "container", base: dsn, realServer: true})
 	} else {
-		t.Log(why)
+		missing = append(missing, missingTarget{"container", why})
 	}
-	return list
+	return list, missing
 }
 
 // The SQL Server container is started at most once per test binary, on first use.
@@ -84,25 +93,32 @@ var container struct {
 
 const containerPassword = "tdsbridge-Passw0rd"
 
-// containerDSN starts SQL Server 2022 with testcontainers-go when MSSQL_IMAGE is set and a
-// Docker engine answers, and returns its DSN; otherwise "" and a sentence saying why.
+// defaultImage is Microsoft's SQL Server 2022 image, the one docker-compose.yml uses too;
+// MSSQL_IMAGE overrides it (a mirror, another tag).
+const defaultImage = "mcr.microsoft.com/mssql/server:2022-latest"
+
+// containerImage returns MSSQL_IMAGE, or defaultImage when it is unset or empty.
+func containerImage() string {
+	if image := os.Getenv("MSSQL_IMAGE"); image != "" {
+		return image
+	}
+	return defaultImage
+}
+
+// containerDSN starts SQL Server 2022 with testcontainers-go when a Docker engine answers, and
+// returns its DSN; otherwise "" and a sentence saying why.
 func containerDSN() (dsn, why string) {
 	container.once.Do(startContainer)
 	return container.dsn, container.why
 }
 
 func startContainer() {
-	image := os.Getenv("MSSQL_IMAGE")
-	if image == "" {
-		container.why = "container target skipped: set MSSQL_IMAGE to the SQL Server 2022 image " +
-			"(mssql/server:2022-latest) on a machine with a Docker engine to run the suites against it"
-		return
-	}
+	image := containerImage()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	if err := dockerHealthy(ctx); err != nil {
-		container.why = "container target skipped: no Docker engine reachable (" + err.Error() +
-			"); run `make integration` where Docker runs"
+		container.why = "no Docker engine reachable for the SQL Server container (" + image + "): " +
+			err.Error() + "; run `make integration` where Docker runs"
 		return
 	}
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
@@ -120,7 +136,7 @@ func startContainer() {
 		Started: true,
 	})
 	if err != nil {
-		container.why = "container target failed to start: " + err.Error()
+		container.why = "container target (" + image + ") failed to start: " + err.Error()
 		if c != nil {
 			_ = testcontainers.TerminateContainer(c)
 		}
