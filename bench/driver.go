@@ -152,17 +152,29 @@ type driverTarget struct {
 }
 
 // driverPool opens and keeps one connection per (target, arm, packet size), shared by the cells
-// that use it.
+// that use it. A connection that failed to open is not tried again: the same error is returned.
 type driverPool struct {
-	conns map[string]*benchConn
+	conns  map[string]*benchConn
+	failed map[string]error
 }
 
 // get returns the connection for the arm at packet size ps on target, opening it on first use.
-func (p *driverPool) get(ctx context.Context, t driverTarget, spec driverArmSpec, ps int) (*benchConn, error) {
+func (p *driverPool) get(ctx context.Context, t driverTarget, spec driverArmSpec, ps int) (bc *benchConn, err error) {
 	key := fmt.Sprintf("%s|%d|%s|%d", t.dsn, t.recordSize, spec.name, ps)
 	if bc, ok := p.conns[key]; ok {
 		return bc, nil
 	}
+	if err, ok := p.failed[key]; ok {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			if p.failed == nil {
+				p.failed = map[string]error{}
+			}
+			p.failed[key] = err
+		}
+	}()
 	params := map[string]string{"encrypt": spec.encrypt, "packet size": strconv.Itoa(ps)}
 	for k, v := range t.extra {
 		params[k] = v
@@ -171,7 +183,7 @@ func (p *driverPool) get(ctx context.Context, t driverTarget, spec driverArmSpec
 	if err != nil {
 		return nil, err
 	}
-	bc, err := openConn(ctx, spec.newConnector, dsn)
+	bc, err = openConn(ctx, spec.newConnector, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %s, packet size %d: %w", spec.name, ps, err)
 	}

@@ -23,9 +23,18 @@ var errNoProgress = errors.New("bench: measured operation moved no bytes")
 // The clock is checked after every batch calls of op (batch < 1 counts as 1), so that cheap
 // operations do not pay for reading it. ctx is checked between batches.
 func measureFor(ctx context.Context, d time.Duration, batch int, op func() (int64, error)) (sample, error) {
+	return measure(ctx, d, batch, true, op)
+}
+
+// measure is measureFor with the unmeasured first operation optional (prime). Operations that
+// take a tenth of a second or more (heavy workloads) skip it: one of them costs more than the
+// cold start it would absorb, and a sample of them is often a single operation.
+func measure(ctx context.Context, d time.Duration, batch int, prime bool, op func() (int64, error)) (sample, error) {
 	batch = max(batch, 1)
-	if _, err := op(); err != nil {
-		return sample{}, err
+	if prime {
+		if _, err := op(); err != nil {
+			return sample{}, err
+		}
 	}
 	runtime.GC()
 	m, err := startMeter()

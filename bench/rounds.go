@@ -48,30 +48,38 @@ const warmupSlice = 50 * time.Millisecond
 // of the machine hit every arm alike and paired arms run side by side. Only arms of one cell are
 // compared, never groups with each other.
 //
-// Each sample is given an equal share of what is left of budget (at least minSlice), so that
-// setup costs between samples (connecting, collecting garbage, an operation that overruns its
-// slice) do not make the run overrun the budget. Each sample starts with one unmeasured
-// operation and a garbage collection (see measureFor), so that no arm pays for the garbage of the
-// one before it. Before the first round of a group, every arm of the group runs once for
-// warmupSlice, unmeasured (that time counts against budget). It stops at the first error; the
-// cells' summaries are computed from the samples taken, whether it stopped early or not.
+// Each group gets a share of budget in proportion to its number of samples, and each sample an
+// equal share of what is left of its group's (at least minSlice), so that setup costs between
+// samples (connecting, collecting garbage, an operation that overruns its slice) shorten the
+// group's later samples instead of making the run overrun the budget, and a group that overruns
+// all the same (operations longer than their slices) does not squeeze the groups after it. Each
+// sample starts with one unmeasured operation and a garbage collection (see measureFor), so that
+// no arm pays for the garbage of the one before it. Before the first round of a group, every arm
+// of the group runs once for warmupSlice, unmeasured (that time counts against the group's
+// budget). It stops at the first error; the cells' summaries are computed from the samples taken,
+// whether it stopped early or not.
 func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time.Duration, prog *progress) error {
-	left := 0
+	total := 0
 	for _, c := range cells {
-		left += c.roundsOf(rounds) * len(c.arms)
+		total += c.roundsOf(rounds) * len(c.arms)
 	}
-	if left == 0 {
+	if total == 0 {
 		return nil
 	}
-	start := time.Now()
 	defer prog.end()
 	defer func() {
 		for _, c := range cells {
 			c.result.finish(c.pairs)
 		}
 	}()
-	prog.begin(left)
+	prog.begin(total)
 	for _, group := range groupCells(cells) {
+		left := 0
+		for _, c := range group {
+			left += c.roundsOf(rounds) * len(c.arms)
+		}
+		groupBudget := budget * time.Duration(left) / time.Duration(total)
+		start := time.Now()
 		prog.note("warming up the %s arms", group[0].result.Group)
 		for _, c := range group {
 			for _, a := range c.arms {
@@ -92,7 +100,7 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 					}
 					a := c.arms[i]
 					prog.step(fmt.Sprintf("%s round %d/%d", c.result.Group, r+1, rounds), c.result.Name+": "+a.name)
-					slice := max((budget-time.Since(start))/time.Duration(left), minSlice)
+					slice := max((groupBudget-time.Since(start))/time.Duration(left), minSlice)
 					left--
 					s, err := a.sample(ctx, slice)
 					if err != nil {

@@ -151,3 +151,31 @@ func TestRunRoundsCellRoundsLimit(t *testing.T) {
 		t.Errorf("heavy ratio = %+v, want 2 paired rounds", q)
 	}
 }
+
+// TestRunRoundsGroupBudget: a group whose operations overrun their slices does not squeeze the
+// next group, which still gets its share of the budget.
+func TestRunRoundsGroupBudget(t *testing.T) {
+	var floorSlice time.Duration
+	slow := armRunner{"slow", func(_ context.Context, d time.Duration) (sample, error) {
+		if d != warmupSlice {
+			time.Sleep(300 * time.Millisecond) // far over its 100 ms share
+		}
+		return sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
+	}}
+	floor := armRunner{"floor", func(_ context.Context, d time.Duration) (sample, error) {
+		if d != warmupSlice {
+			floorSlice = d
+		}
+		return sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
+	}}
+	cells := []*cellRunner{
+		newCell(&cellResult{Group: groupDriver, Name: "d"}, []armRunner{slow}, nil),
+		newCell(&cellResult{Group: groupFloor, Name: "f"}, []armRunner{floor}, nil),
+	}
+	if err := runRounds(context.Background(), cells, 1, 200*time.Millisecond, newProgress(io.Discard)); err != nil {
+		t.Fatal(err)
+	}
+	if floorSlice < 50*time.Millisecond || floorSlice > 100*time.Millisecond {
+		t.Errorf("floor slice %v, want about its 100 ms share despite the driver group's overrun", floorSlice)
+	}
+}

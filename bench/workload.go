@@ -59,7 +59,7 @@ type workload struct {
 	name      string    // cell name
 	what      string    // one line for the table
 	roundTrip bool      // a query moves a packet or two each way (the target is "not worse")
-	heavy     bool      // an operation takes long (~0.1 s or more): the cell runs every other round
+	heavy     bool      // an operation takes 0.2 s or more: the cell runs the first half of the rounds, unprimed
 	latency   bool      // record each operation's wall time (p50/p99)
 	unit      string    // what the per-unit CPU column counts
 	perOp     int64     // units per operation

@@ -77,19 +77,20 @@ func workloadCells(ctx context.Context, cfg *config, pool *driverPool, t driverT
 func heavyRounds(rounds int) int { return (rounds + 1) / 2 }
 
 // workloadArm returns a sample function that runs w's operation on bc for d; each operation
-// counts bytesPerOp bytes. For latency workloads the sample also carries the p50 and p99 of the
-// operations' wall times.
+// counts bytesPerOp bytes. Heavy workloads skip the unmeasured first operation (see measure).
+// For latency workloads the sample also carries the p50 and p99 of the operations' wall times.
 func workloadArm(bc *benchConn, w workload, bytesPerOp int64) func(context.Context, time.Duration) (sample, error) {
 	op := w.newOp(bc)
 	var lat []time.Duration // reused from sample to sample
 	return func(ctx context.Context, d time.Duration) (sample, error) {
 		sctx, cancel := context.WithTimeout(ctx, d+sampleGrace)
 		defer cancel()
+		prime := !w.heavy
 		if !w.latency {
-			return measureFor(sctx, d, 1, func() (int64, error) { return bytesPerOp, op(sctx) })
+			return measure(sctx, d, 1, prime, func() (int64, error) { return bytesPerOp, op(sctx) })
 		}
 		lat = lat[:0]
-		s, err := measureFor(sctx, d, 1, func() (int64, error) {
+		s, err := measure(sctx, d, 1, prime, func() (int64, error) {
 			t0 := time.Now()
 			err := op(sctx)
 			lat = append(lat, time.Since(t0))
@@ -98,8 +99,10 @@ func workloadArm(bc *benchConn, w workload, bytesPerOp int64) func(context.Conte
 		if err != nil {
 			return s, err
 		}
-		// measureFor's first call is unmeasured: leave it out.
-		s.WallP50, s.WallP99 = latencyPercentiles(lat[1:])
+		if prime { // the first call was unmeasured: leave it out
+			lat = lat[1:]
+		}
+		s.WallP50, s.WallP99 = latencyPercentiles(lat)
 		return s, nil
 	}
 }
