@@ -25,8 +25,9 @@
 //     floods, slowloris, corrupted and cut records at every position, size and cipher suite,
 //     timeouts that must not be sticky);
 //   - close_test.go, chaos_test.go, cancel_test.go: Close twice, Close during the handshake
-//     and during blocked calls, Close at random moments, a storm of cancelled queries, and
-//     queries while the server breaks connections (right value or an error, never wrong data);
+//     and during blocked calls, Close at random moments, a storm of cancelled queries
+//     (TestCancelStorm, without the race detector only), and queries while the server breaks
+//     connections (right value or an error, never wrong data);
 //   - security_test.go: downgrade (encryption stripped by a proxy or by the server), the login
 //     never in clear (recorded), injection after the handshake, certificate checks in every
 //     DSN form with parity against go-mssqldb's own TLS;
@@ -35,6 +36,16 @@
 //   - backpressure_test.go: what a client that stops reading holds, and how a Write against a
 //     server that stops reading blocks;
 //   - fuzz_test.go: FuzzClientHandshake, with its corpus under testdata/fuzz.
+//
+// # Where each test runs
+//
+// `make test` runs every test here under the race detector except TestCancelStorm, which skips
+// under it (go-mssqldb v1.11.2 hands a closed connection's read buffer to the next connection,
+// which the detector reports; see cancel_test.go) and runs in make test's second pass, without
+// the detector. TestSoak skips unless RELIABILITY_SOAK=1. `make soak` runs TestSoak twice:
+// under the race detector for correctness, then without it, with TestCancelStorm, for time and
+// memory figures (the detector multiplies memory several times over). TestSoak logs its
+// figures; run it with -v. The README's soak table says how each figure there was obtained.
 //
 // Every helper here is for tests on loopback: none of it is meant for production traffic.
 package reliability

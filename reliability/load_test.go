@@ -323,9 +323,10 @@ func TestLoad(t *testing.T) {
 }
 
 // TestSoak is the long load run (64 connections x 200 queries, values up to 4 MiB). It runs
-// only with RELIABILITY_SOAK=1:
+// only with RELIABILITY_SOAK=1; `make soak` runs it under the race detector for correctness and
+// again without it for the time and memory figures it logs (-v):
 //
-//	RELIABILITY_SOAK=1 go test -run Soak -timeout 30m ./reliability/
+//	RELIABILITY_SOAK=1 go test -count=1 -run '^TestSoak$' -timeout 30m -v ./reliability/
 func TestSoak(t *testing.T) {
 	if os.Getenv("RELIABILITY_SOAK") != "1" {
 		t.Skip("set RELIABILITY_SOAK=1 for the soak run")
