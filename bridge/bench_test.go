@@ -14,7 +14,9 @@ const benchOpBytes = 1 << 20
 
 // BenchmarkRead compares the client side of a plain tls.Conn on a loopback
 // TCP socket with a tls.Conn on a bridge (Direct mode, so both run the
-// same handshake) read through the coalescing Reader with a 64 KiB chunk.
+// same handshake) read through the coalescing Reader with a 64 KiB chunk
+// ("bridge"), or read directly with CoalesceRecords ("direct", the way
+// mssqlbridge serves go-mssqldb).
 // The server, in a goroutine, is a plain tls.Conn writing records of
 // exactly the given size (dynamic record sizing off) into a 64 KiB write
 // buffer, so that it makes one socket write per 64 KiB like a server in
@@ -27,16 +29,17 @@ func BenchmarkRead(b *testing.B) {
 	for _, v := range versions {
 		for _, rec := range []int{1 << 10, 4 << 10, 16 << 10} {
 			for _, pat := range []string{"read64k", "tds4096"} {
-				for _, impl := range []string{"tls", "bridge"} {
+				for _, impl := range []string{"tls", "bridge", "direct"} {
 					name := fmt.Sprintf("%s/rec=%dk/%s/%s", v.name, rec>>10, pat, impl)
-					b.Run(name, func(b *testing.B) { benchRead(b, v.tls13, rec, pat, impl == "bridge") })
+					b.Run(name, func(b *testing.B) { benchRead(b, v.tls13, rec, pat, impl) })
 				}
 			}
 		}
 	}
 }
 
-func benchRead(b *testing.B, tls13 bool, recSize int, pat string, bridged bool) {
+func benchRead(b *testing.B, tls13 bool, recSize int, pat string, impl string) {
+	bridged := impl != "tls"
 	small, _ := pkis(b)
 	c, s := tcpPair(b)
 	ccfg, scfg := pairConfig{pki: small, tls13: tls13}.configs()
@@ -74,8 +77,13 @@ func benchRead(b *testing.B, tls13 bool, recSize int, pat string, bridged bool) 
 		b.Fatal(err)
 	}
 	var r io.Reader = tc
-	if bridged {
+	switch impl {
+	case "bridge":
 		r = NewReader(tc, bc, 64<<10)
+	case "direct":
+		if err := bc.CoalesceRecords(tc.ConnectionState()); err != nil {
+			b.Fatal(err)
+		}
 	}
 	buf := make([]byte, 64<<10)
 	b.SetBytes(benchOpBytes)

@@ -168,6 +168,21 @@ func TestCoalesceRecords(t *testing.T) {
 			t.Fatalf("Read %d = %d bytes, %v; want %d bytes", i, n, err, len(want))
 		}
 	}
+	// A buffer that ends inside an application-data record hands its start
+	// too; the read for the rest gets the records after it in the same call.
+	r5, r6, r7 := record(0x17, 500, 6), record(0x17, 500, 7), record(0x17, 500, 8)
+	if _, err := s.Write(append(bytes.Clone(r5), r6[:200]...)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := b.Read(p); err != nil || !bytes.Equal(p[:n], append(bytes.Clone(r5), r6[:200]...)) {
+		t.Fatalf("Read with a partial record at the end = %d bytes, %v; want %d", n, err, len(r5)+200)
+	}
+	if _, err := s.Write(append(bytes.Clone(r6[200:]), r7...)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := b.Read(p); err != nil || !bytes.Equal(p[:n], append(bytes.Clone(r6[200:]), r7...)) {
+		t.Fatalf("Read of the rest = %d bytes, %v; want %d", n, err, len(r6)-200+len(r7))
+	}
 	if err := b.StartPlaintext(); !errors.Is(err, ErrState) {
 		t.Fatalf("StartPlaintext after CoalesceRecords: %v, want ErrState", err)
 	}

@@ -29,7 +29,8 @@ func (c *Conn) StartPassthrough() error {
 // CoalesceRecords makes every later passthrough Read hand the TLS layer,
 // after the bytes of the record it must serve, the records that follow
 // complete in the read-ahead buffer when they are application data longer
-// than the empty-record threshold of cs (see Reader), as many as fit. A
+// than the empty-record threshold of cs (see Reader), as many as fit, and
+// the buffered start of such a record when the buffer ends inside it. A
 // tls.Conn read directly (without a Reader) then reads the bridge once per
 // batch rather than once per record: fewer calls, and fewer of the small
 // allocations crypto/tls makes per read of its underlying conn. A Read
@@ -108,11 +109,19 @@ func (c *Conn) readPassthrough(p []byte) (int, error) {
 }
 
 // handExtra appends to p[:n] the approved records that follow, when
-// minLen > 0, and records in c.extra how many it began. Called with rmu
-// held.
+// minLen > 0, and records in c.extra how many it began. After
+// CoalesceRecords (no Reader at work) it also hands the buffered start of
+// an application-data record longer than minLen that the buffer ends
+// with, so that the tls.Conn's read for its rest finds the buffer empty
+// and gets, with one socket read, the following records too: one call per
+// socket read instead of two. Called with rmu held.
 func (c *Conn) handExtra(p []byte, n, minLen int) int {
 	k := 0
 	for minLen > 0 && n < len(p) && c.ra.readyRecord(minLen) {
+		n += c.ra.readRecord(p[n:])
+		k++
+	}
+	if c.batch > 0 && minLen == c.batch && n < len(p) && c.ra.startedData(minLen) {
 		n += c.ra.readRecord(p[n:])
 		k++
 	}

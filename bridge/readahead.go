@@ -181,6 +181,14 @@ func (ra *readAhead) readyRecord(minLen int) bool {
 	return ra.recType == recordTypeApplicationData && ra.recLen > minLen && ra.w-ra.r >= ra.recLeft
 }
 
+// startedData reports whether the header of the current record, or of the
+// next one if none is current, is known, says application data and has a
+// length field above minLen; unlike readyRecord the record need not be
+// buffered in full.
+func (ra *readAhead) startedData(minLen int) bool {
+	return ra.startRecord() && ra.recType == recordTypeApplicationData && ra.recLen > minLen
+}
+
 // readRaw copies buffered bytes into p without regard to records.
 func (ra *readAhead) readRaw(p []byte) int {
 	n := copy(p, ra.buf[ra.r:ra.w])
