@@ -2,6 +2,9 @@ package bridge
 
 import (
 	"bytes"
+	"crypto/tls"
+	"io"
+	"net"
 	"testing"
 )
 
@@ -59,6 +62,83 @@ func FuzzReadAhead(f *testing.F) {
 		}
 		if !bytes.Equal(got, stream) {
 			t.Fatal("bytes differ")
+		}
+	})
+}
+
+// piecesConn is a net.Conn whose Reads return the scripted pieces one per
+// call (at most the caller's slice), then io.EOF.
+type piecesConn struct {
+	net.Conn
+	src chunks
+}
+
+func (c *piecesConn) Read(p []byte) (int, error) { return c.src.Read(p) }
+
+// FuzzCoalesce feeds an arbitrary stream, arriving in arbitrary pieces,
+// through a Conn in passthrough mode after CoalesceRecords and reads it
+// back with arbitrary read sizes, as crypto/tls would: the bytes must come
+// out intact and in order, and a record that begins inside a Read after
+// its first byte must be application data longer than the threshold (a
+// batch never carries another record type, or an empty record, past its
+// first record).
+func FuzzCoalesce(f *testing.F) {
+	f.Add(bytes.Join([][]byte{record(0x17, 30, 1), record(0x17, 40, 2), record(0x15, 2, 3), record(0x17, 50, 4)}, nil), []byte{200}, []byte{255})
+	f.Add(bytes.Join([][]byte{record(0x17, 300, 1), record(0x17, 17, 2), record(0x17, 300, 3)}, nil), []byte{100, 3, 250}, []byte{255, 7})
+	f.Add([]byte{0x17, 3, 3, 0xff, 0xff, 1, 2, 3}, []byte{1}, []byte{2})
+	f.Fuzz(func(t *testing.T, stream, pieces, reads []byte) {
+		const minLen = emptyTLS13
+		c := &piecesConn{}
+		rest := stream
+		for i := 0; len(rest) > 0; i++ {
+			n := len(rest)
+			if len(pieces) > 0 {
+				n = min(n, int(pieces[i%len(pieces)])+1)
+			}
+			c.src = append(c.src, bytes.Clone(rest[:n]))
+			rest = rest[n:]
+		}
+		b := New(c, Options{Direct: true})
+		if err := b.CoalesceRecords(tls.ConnectionState{HandshakeComplete: true, Version: tls.VersionTLS13}); err != nil {
+			t.Fatal(err)
+		}
+		// starts holds the stream offset of every record header.
+		var starts []int
+		for off := 0; off < len(stream); {
+			starts = append(starts, off)
+			if off+recordHeaderLen > len(stream) {
+				break
+			}
+			off += recordHeaderLen + (int(stream[off+3])<<8 | int(stream[off+4]))
+		}
+		var got []byte
+		for i := 0; ; i++ {
+			size := 1 << 16
+			if len(reads) > 0 {
+				size = int(reads[i%len(reads)])*64 + 1
+			}
+			p := make([]byte, size)
+			n, err := b.Read(p)
+			start := len(got)
+			got = append(got, p[:n]...)
+			for _, off := range starts {
+				if off <= start || off >= len(got) {
+					continue
+				}
+				if off+recordHeaderLen > len(got) || stream[off] != recordTypeApplicationData ||
+					int(stream[off+3])<<8|int(stream[off+4]) <= minLen {
+					t.Fatalf("Read of [%d, %d) carries the record at %d (% x) past its first record", start, len(got), off, stream[off:min(off+recordHeaderLen, len(stream))])
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("Read after %d bytes: %v", len(got), err)
+			}
+		}
+		if !bytes.Equal(got, stream) {
+			t.Fatalf("read %d bytes, want the %d-byte stream", len(got), len(stream))
 		}
 	})
 }
