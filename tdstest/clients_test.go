@@ -78,12 +78,36 @@ func startServer(t *testing.T, cfg Config) (*Server, *recordingLog) {
 	return s, log
 }
 
-// lookTool returns the path of an installed program or skips the test naming the package.
+// requireClientsEnv names the environment variable that turns a missing independent client into
+// a test failure: with TDSBRIDGE_REQUIRE_CLIENTS=1 the FreeTDS, tedious and pytds suites cannot
+// pass by skipping.
+const requireClientsEnv = "TDSBRIDGE_REQUIRE_CLIENTS"
+
+// skipFataler is the part of testing.TB that missingClient uses.
+type skipFataler interface {
+	Helper()
+	Skipf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// missingClient skips the test with a message naming the client and how to install it, or fails
+// it when requireClientsEnv is 1.
+func missingClient(t skipFataler, format string, args ...any) {
+	t.Helper()
+	if os.Getenv(requireClientsEnv) == "1" {
+		t.Fatalf("%s=1 and "+format, append([]any{requireClientsEnv}, args...)...)
+		return
+	}
+	t.Skipf(format, args...)
+}
+
+// lookTool returns the path of an installed program, or skips (fails, see missingClient) the
+// test naming the package.
 func lookTool(t *testing.T, path, pkg string) string {
 	t.Helper()
 	p, err := exec.LookPath(path)
 	if err != nil {
-		t.Skipf("%s not installed (install %s): %v", path, pkg, err)
+		missingClient(t, "%s not installed (install %s): %v", path, pkg, err)
 	}
 	return p
 }
@@ -173,12 +197,41 @@ func TestFreeTDS(t *testing.T) {
 type clientLine struct {
 	Query      *int            `json:"query"`
 	Value      json.RawMessage `json:"value"`
+	Row        json.RawMessage `json:"row"`
+	Rows       int64           `json:"rows"`
+	Sum        int64           `json:"sum"`
 	Len        int             `json:"len"`
 	Done       bool            `json:"done"`
 	PacketSize int             `json:"packetSize"`
 }
 
-func parseClientLines(t *testing.T, out string) []clientLine {
+// The parameterized queries every independent client runs (see paramQueryChecks).
+const (
+	queryParams = 2 // index of SELECT @p1, ... in the client's query list
+	querySeries = 3 // index of SeriesQuery
+	seriesN     = 1000
+)
+
+// checkParamQueries checks the lines of the parameterized SELECT and of the series query:
+// the row a client decoded must equal want (compared as JSON values).
+func checkParamQueries(t *testing.T, res []clientLine, want string) {
+	t.Helper()
+	var got, exp any
+	if err := json.Unmarshal(res[queryParams].Row, &got); err != nil {
+		t.Fatalf("row %s: %v", res[queryParams].Row, err)
+	}
+	if err := json.Unmarshal([]byte(want), &exp); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", exp) {
+		t.Errorf("SELECT @p1, ...:\n got %s\nwant %s", res[queryParams].Row, want)
+	}
+	if l := res[querySeries]; l.Rows != seriesN || l.Sum != seriesN*(seriesN+1)/2 {
+		t.Errorf("GENERATE_SERIES: %d rows, sum %d; want %d, %d", l.Rows, l.Sum, seriesN, seriesN*(seriesN+1)/2)
+	}
+}
+
+func parseClientLines(t *testing.T, out string, queries int) []clientLine {
 	t.Helper()
 	var res []clientLine
 	sc := bufio.NewScanner(strings.NewReader(out))
@@ -190,7 +243,7 @@ func parseClientLines(t *testing.T, out string) []clientLine {
 		}
 		res = append(res, l)
 	}
-	if len(res) != 3 || !res[2].Done {
+	if len(res) != queries+1 || !res[queries].Done {
 		t.Fatalf("client output: %.500s", out)
 	}
 	return res
@@ -204,7 +257,7 @@ func TestTedious(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "tedious", "package.json")); err != nil {
-		t.Skipf("tedious not installed (run npm install --no-package-lock in %s): %v", dir, err)
+		missingClient(t, "tedious not installed (run npm install --no-package-lock in %s): %v", dir, err)
 	}
 	tests := []struct {
 		name       string
@@ -229,11 +282,13 @@ func TestTedious(t *testing.T) {
 			arg, _ := json.Marshal(map[string]any{
 				"host": "127.0.0.1", "port": port(t, s), "user": s.Config.user(), "password": s.Config.password(),
 				"encrypt": tc.encrypt, "packetSize": tc.packetSize, "caFile": s.CAFile(),
-				"queries": []string{querySelect1, queryBig},
+				"queries": []string{querySelect1, queryBig, tediousParamQuery, SeriesQuery},
+				"params":  []any{nil, nil, tediousParams, []any{map[string]any{"name": "p1", "type": "BigInt", "value": seriesN}}},
 			})
 			cmd := exec.CommandContext(toolContext(t), node, filepath.Join(dir, "client.js"), string(arg))
 			cmd.Dir = dir
-			res := parseClientLines(t, runTool(t, cmd))
+			res := parseClientLines(t, runTool(t, cmd), 4)
+			checkParamQueries(t, res, tediousWantRow)
 			var one int
 			var big string
 			if err := json.Unmarshal(res[0].Value, &one); err != nil || one != 1 {
@@ -242,8 +297,8 @@ func TestTedious(t *testing.T) {
 			if err := json.Unmarshal(res[1].Value, &big); err != nil || len(big) != bigLen || strings.Trim(big, "x") != "" {
 				t.Errorf("nvarchar(max) gave %d characters (%v)", len(big), err)
 			}
-			if res[2].PacketSize != tc.wantSize {
-				t.Errorf("tedious packet size %d, want %d", res[2].PacketSize, tc.wantSize)
+			if res[4].PacketSize != tc.wantSize {
+				t.Errorf("tedious packet size %d, want %d", res[4].PacketSize, tc.wantSize)
 			}
 			log.wantMode(t, tc.mode, tc.wantSize)
 		})
@@ -257,7 +312,7 @@ const pythonPath = "/usr/bin/python3"
 func TestPytds(t *testing.T) {
 	py := lookTool(t, pythonPath, "Debian python3")
 	if err := exec.Command(py, "-c", "import pytds, OpenSSL").Run(); err != nil {
-		t.Skipf("pytds or pyOpenSSL not importable by %s (install Debian packages python3-tds python3-openssl): %v", py, err)
+		missingClient(t, "pytds or pyOpenSSL not importable by %s (install Debian packages python3-tds python3-openssl): %v", py, err)
 	}
 	script, err := filepath.Abs(filepath.Join("testdata", "python", "pytds_client.py"))
 	if err != nil {
@@ -291,10 +346,12 @@ func TestPytds(t *testing.T) {
 			arg, _ := json.Marshal(map[string]any{
 				"host": "localhost", "port": port(t, s), "user": s.Config.user(), "password": s.Config.password(),
 				"cafile": ca, "enc_login_only": tc.loginOnly, "blocksize": tc.blocksize, "autocommit": tc.autocommit,
-				"queries": []string{querySelect1, queryBig},
+				"queries": []string{querySelect1, queryBig, pytdsParamQuery, strings.Replace(SeriesQuery, "@p1", "%s", 1)},
+				"params":  []any{nil, nil, pytdsParams, []any{map[string]any{"decl": "bigint", "value": seriesN}}},
 			})
 			cmd := exec.CommandContext(toolContext(t), py, script, string(arg))
-			res := parseClientLines(t, runTool(t, cmd))
+			res := parseClientLines(t, runTool(t, cmd), 4)
+			checkParamQueries(t, res, pytdsWantRow)
 			var one int
 			var chars string
 			if err := json.Unmarshal(res[0].Value, &one); err != nil || one != 1 {
@@ -308,6 +365,76 @@ func TestPytds(t *testing.T) {
 				want = min(want, 16383)
 			}
 			log.wantMode(t, tc.mode, want)
+		})
+	}
+}
+
+// tediousParams are the parameters of tediousParamQuery: every common type and a NULL.
+var tediousParams = []any{
+	map[string]any{"name": "p1", "type": "Bit", "value": true},
+	map[string]any{"name": "p2", "type": "Int", "value": -7},
+	map[string]any{"name": "p3", "type": "BigInt", "value": "1234567890123"},
+	map[string]any{"name": "p4", "type": "Decimal", "value": -1234.5678, "options": map[string]any{"precision": 18, "scale": 4}},
+	map[string]any{"name": "p5", "type": "Float", "value": 3.25},
+	map[string]any{"name": "p6", "type": "NVarChar", "value": "héllo"},
+	map[string]any{"name": "p7", "type": "VarBinary", "value": "00ff10"},
+	map[string]any{"name": "p8", "type": "DateTime2", "value": "2026-03-04T05:06:07.123Z", "options": map[string]any{"scale": 7}},
+	map[string]any{"name": "p9", "type": "Date", "value": "2026-03-04T00:00:00Z"},
+	map[string]any{"name": "p10", "type": "UniqueIdentifier", "value": "6F9619FF-8B86-D011-B42D-00C04FC964FF"},
+	map[string]any{"name": "p11", "type": "NVarChar", "value": nil},
+}
+
+const (
+	tediousParamQuery = "SELECT @p1, @p2, @p3, @p4, @p5, @p6, @p7, @p8, @p9, @p10, @p11"
+	tediousWantRow    = `[true, -7, "1234567890123", -1234.5678, 3.25, "héllo", "00ff10", "2026-03-04T05:06:07.123Z", "2026-03-04T00:00:00.000Z", "6F9619FF-8B86-D011-B42D-00C04FC964FF", null]`
+)
+
+// pytdsParams are the parameters of pytdsParamQuery, typed by declaration.
+var pytdsParams = []any{
+	map[string]any{"decl": "bit", "value": true},
+	map[string]any{"decl": "int", "value": -7},
+	map[string]any{"decl": "bigint", "value": 1234567890123},
+	map[string]any{"decl": "DECIMAL(18, 4)", "value": "-1234.5678"},
+	map[string]any{"decl": "float", "value": 3.25},
+	map[string]any{"decl": "nvarchar(50)", "value": "héllo"},
+	map[string]any{"decl": "varbinary(8000)", "value": "00ff10"},
+	map[string]any{"decl": "datetime2(7)", "value": "2026-03-04T05:06:07.123456"},
+	map[string]any{"decl": "date", "value": "2026-03-04"},
+	map[string]any{"decl": "uniqueidentifier", "value": "6f9619ff-8b86-d011-b42d-00c04fc964ff"},
+	map[string]any{"decl": "nvarchar(10)", "value": nil},
+}
+
+const (
+	pytdsParamQuery = "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s"
+	pytdsWantRow    = `[true, -7, 1234567890123, "-1234.5678", 3.25, "héllo", "00ff10", "2026-03-04T05:06:07.123456", "2026-03-04", "6f9619ff-8b86-d011-b42d-00c04fc964ff", null]`
+)
+
+// recordingTB records what missingClient does with a test.
+type recordingTB struct{ skipped, failed string }
+
+func (r *recordingTB) Helper()                           {}
+func (r *recordingTB) Skipf(format string, args ...any)  { r.skipped = fmt.Sprintf(format, args...) }
+func (r *recordingTB) Fatalf(format string, args ...any) { r.failed = fmt.Sprintf(format, args...) }
+
+// TestMissingClientSwitch: a missing client skips the test, or fails it under
+// TDSBRIDGE_REQUIRE_CLIENTS=1, with a message naming the client and how to install it.
+func TestMissingClientSwitch(t *testing.T) {
+	const msg = "tsql not installed (install Debian package freetds-bin)"
+	for _, require := range []string{"", "0", "1"} {
+		t.Run("require="+require, func(t *testing.T) {
+			t.Setenv(requireClientsEnv, require)
+			var r recordingTB
+			missingClient(&r, "tsql not installed (install %s)", "Debian package freetds-bin")
+			got, other := r.skipped, r.failed
+			if require == "1" {
+				got, other = r.failed, r.skipped
+			}
+			if !strings.Contains(got, msg) || other != "" {
+				t.Fatalf("skipped %q, failed %q", r.skipped, r.failed)
+			}
+			if require == "1" && !strings.Contains(got, requireClientsEnv+"=1") {
+				t.Fatalf("failure %q does not name the switch", got)
+			}
 		})
 	}
 }

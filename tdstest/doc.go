@@ -96,6 +96,15 @@
 //
 //	go run ./tdstest/cmd/tdstest-server -addr 127.0.0.1:14330 -encrypt on|off|notsup|strict -user U -password P
 //
+// # Independent clients
+//
+// The package's tests run real clients against the server besides go-mssqldb (with its own TLS
+// and bridged through mssqlbridge): FreeTDS tsql (Debian freetds-bin), tedious (npm, in
+// testdata/node) and pytds (Debian python3-tds, python3-openssl). A missing client skips its
+// suite with a message naming the client and how to install it; with the environment variable
+// TDSBRIDGE_REQUIRE_CLIENTS=1 a missing client fails the test instead, so that a run cannot pass
+// without those proofs.
+//
 // # Errors and shutdown
 //
 // Bad input from a client is logged through Config.Logf and closes that connection; it never

@@ -1,15 +1,53 @@
 """pytds client for the tdstest suite (tdstest/clients_test.go).
 
 Usage: /usr/bin/python3 pytds_client.py '<json>' where json has host, port, user, password,
-cafile (null for no TLS), enc_login_only, blocksize, autocommit and queries (a list of SQL texts). For each
-query it prints one JSON line {"query": i, "len": n, "value": v} with the first column of the
-first row (strings longer than 64 characters are summarised: value holds the set of distinct
-characters), then {"done": true}.
+cafile (null for no TLS), enc_login_only, blocksize, autocommit, queries (a list of SQL texts)
+and optionally params (for each query null, or a list of {"decl": T-SQL type, "value": v}; the
+query then names them %s and runs through sp_executesql). For each query it prints one JSON line
+{"query": i, "len": n, "value": v, "row": [...], "rows": n, "sum": s} with the first column of
+the first row (strings longer than 64 characters are summarised: value holds the set of distinct
+characters), the first row normalised for JSON (bytes as hex, dates as ISO strings, decimals
+and UUIDs as strings), the row count and the sum of the first column, then {"done": true}.
 """
+import datetime
+import decimal
 import json
 import sys
+import uuid
 
 import pytds
+from pytds import tds_base, tds_types
+
+
+def param(p):
+    """Builds a typed pytds parameter from {"decl": ..., "value": ...}."""
+    decl, v = p["decl"], p["value"]
+    if v is not None:
+        if decl.startswith("decimal") or decl.startswith("numeric"):
+            v = decimal.Decimal(v)
+        elif decl.startswith("varbinary"):
+            v = bytes.fromhex(v)
+        elif decl.startswith("datetime"):
+            v = datetime.datetime.fromisoformat(v)
+        elif decl == "date":
+            v = datetime.date.fromisoformat(v)
+        elif decl.startswith("time"):
+            v = datetime.time.fromisoformat(v)
+        elif decl == "uniqueidentifier":
+            v = uuid.UUID(v)
+    return tds_base.Column(type=tds_types.sql_type_by_declaration(decl), value=v)
+
+
+def norm(v):
+    if isinstance(v, str) and len(v) > 64:
+        return "<%d characters>" % len(v)
+    if isinstance(v, (bytes, bytearray)):
+        return v.hex()
+    if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
+        return v.isoformat()
+    if isinstance(v, (decimal.Decimal, uuid.UUID)):
+        return str(v)
+    return v
 
 
 def main():
@@ -30,15 +68,25 @@ def main():
     )
     try:
         with conn.cursor() as cur:
+            params = cfg.get("params") or [None] * len(cfg["queries"])
             for i, q in enumerate(cfg["queries"]):
-                cur.execute(q)
-                v = cur.fetchone()[0]
-                out = {"query": i}
+                if params[i] is None:
+                    cur.execute(q)
+                else:
+                    cur.execute(q, tuple(param(p) for p in params[i]))
+                first = cur.fetchone()
+                rows, total = 1, first[0] if isinstance(first[0], int) and not isinstance(first[0], bool) else 0
+                for r in cur.fetchall():
+                    rows += 1
+                    if isinstance(r[0], int):
+                        total += r[0]
+                v = first[0]
+                out = {"query": i, "row": [norm(x) for x in first], "rows": rows, "sum": total}
                 if isinstance(v, str) and len(v) > 64:
                     out["len"] = len(v)
                     out["value"] = "".join(sorted(set(v)))
                 else:
-                    out["value"] = v
+                    out["value"] = norm(v)
                 print(json.dumps(out), flush=True)
     finally:
         conn.close()
