@@ -85,7 +85,15 @@ func newConnector(cfg msdsn.Config, files dsnFiles, opts []Option) (*mssql.Conne
 	if err != nil {
 		return nil, err
 	}
-	drv := cfg // the driver's copy: plaintext towards our conn
+	c := mssql.NewConnectorConfig(driverConfig(cfg))
+	c.Dialer = &dialer{s: s}
+	return c, nil
+}
+
+// driverConfig returns the driver's copy of cfg: plaintext towards the conn (encryption
+// disabled, no TLS config), TCP, and the SPN go-mssqldb would derive.
+func driverConfig(cfg msdsn.Config) msdsn.Config {
+	drv := cfg
 	drv.Encryption = msdsn.EncryptionDisabled
 	drv.TLSConfig = nil
 	if drv.ServerSPN == "" {
@@ -97,9 +105,7 @@ func newConnector(cfg msdsn.Config, files dsnFiles, opts []Option) (*mssql.Conne
 	} else {
 		drv.Protocols = append([]string(nil), drv.Protocols...)
 	}
-	c := mssql.NewConnectorConfig(drv)
-	c.Dialer = &dialer{s: s}
-	return c, nil
+	return drv
 }
 
 // newSettings builds what the connector's connections share. With WithTLSConfig, the DSN's

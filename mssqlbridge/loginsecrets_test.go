@@ -2,15 +2,20 @@ package mssqlbridge
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf16"
 
+	mssql "github.com/microsoft/go-mssqldb"
+
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
+	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
 // testLogin7 is what buildLogin7 encodes: the variable fields of a LOGIN7 message.
@@ -279,6 +284,65 @@ func TestLoginOnlySecretsNeverInClear(t *testing.T) {
 				if len(s) > 0 && bytes.Contains(wire, s[:min(len(s), 32)]) {
 					t.Errorf("the %s crossed the wire in clear", name)
 				}
+			}
+		})
+	}
+}
+
+// TestLoginOnlyFedAuthTokenGoMssqldb: go-mssqldb's own LOGIN7 with a FEDAUTH security token (its
+// security-token connector, on the bridge's dialer) in login-only mode, through a recording
+// proxy. A token that go-mssqldb splits over 512-byte packets but that fits in 4096 bytes is
+// re-framed into the TLS packet and reaches the server, which answers the login; a token of
+// 6,000 bytes at packet size 4096 is refused with ErrSecretOutsideTLS. In neither case does
+// any part of the token cross the wire in clear.
+func TestLoginOnlyFedAuthTokenGoMssqldb(t *testing.T) {
+	srv := startServer(t, tdstest.Config{EncryptionOff: true})
+	for _, tc := range []struct {
+		name       string
+		chars      int // token length; UCS-2 on the wire, two bytes a character
+		packetSize int
+		refused    bool
+	}{
+		{"3000-byte token at packet size 512", 1500, 512, false},
+		{"6000-byte token at packet size 4096", 3000, 4096, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			token := string(secret("tok", tc.chars))
+			m := newMITM(t, srv.Addr, prelogin.EncryptOff)
+			cfg, files, err := parseDSN(fmt.Sprintf("sqlserver://%s?encrypt=false&TrustServerCertificate=true&packet+size=%d", m.ln.Addr(), tc.packetSize))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := newSettings(cfg, files, options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := mssql.NewSecurityTokenConnector(driverConfig(cfg), func(context.Context) (string, error) { return token, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Dialer = &dialer{s: s}
+			db := openDB(t, c)
+			db.SetMaxIdleConns(0)
+			qerr := selectOne(db)
+			t.Logf("query: %v", qerr)
+			var serverErr mssql.Error
+			switch {
+			case tc.refused && !errors.Is(qerr, ErrSecretOutsideTLS):
+				t.Fatalf("query: %v, want ErrSecretOutsideTLS", qerr)
+			case !tc.refused && qerr != nil && !errors.As(qerr, &serverErr):
+				t.Fatalf("query: %v, want success or the server's answer to the login", qerr)
+			}
+			_ = db.Close()
+			_ = m.ln.Close()
+			m.wg.Wait()
+			_, wire := m.observed()
+			var prefix []byte
+			for _, r := range token[:32] {
+				prefix = append(prefix, byte(r), 0) // UTF-16LE, as go-mssqldb encodes the token
+			}
+			if bytes.Contains(wire, prefix) {
+				t.Errorf("the token crossed the wire in clear")
 			}
 		})
 	}
