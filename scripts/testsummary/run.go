@@ -34,7 +34,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	waitErr := cmd.Wait()
 
 	fmt.Fprintln(stdout, s.skipLine())
-	if l := s.failLine(); l != "" {
+	for _, l := range s.failLines() {
 		fmt.Fprintln(stdout, l)
 	}
 	if readErr != nil {
@@ -50,7 +50,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case waitErr != nil:
 		fmt.Fprintf(stderr, "testsummary: %s test: %v\n", goCmd, waitErr)
 		return 2
-	case readErr != nil || len(s.failed) > 0 || s.buildFailed:
+	case readErr != nil || len(s.failed) > 0 || len(s.broken) > 0:
 		return 1
 	}
 	return 0

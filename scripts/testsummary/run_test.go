@@ -110,7 +110,7 @@ func TestRunCrashAndBuildFailure(t *testing.T) {
 	if code == 0 {
 		t.Errorf("exit status 0 for a crash and a build failure:\n%s", all)
 	}
-	for _, want := range []string{"panic: kaboom", "undefinedName", "TestCrash (example.com/m/c)"} {
+	for _, want := range []string{"panic: kaboom", "undefinedName", "TestCrash (example.com/m/c)", "\n1 did not build: example.com/m/d"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("output lacks %q:\n%s", want, all)
 		}

@@ -17,8 +17,8 @@ type summary struct {
 	skips   map[string]int       // reason -> count
 	order   []string             // reasons in the order first seen
 	failed  []testKey
-	// buildFailed is set when a package failed to build (its tests never ran).
-	buildFailed bool
+	// broken lists the packages whose tests did not build (so never ran), in order, once each.
+	broken []string
 }
 
 func newSummary(out io.Writer) *summary {
@@ -35,7 +35,7 @@ func (s *summary) add(e event) {
 		fmt.Fprint(s.out, e.Output)
 		return
 	case "build-fail":
-		s.buildFailed = true
+		s.brokenBuild(e.ImportPath)
 		return
 	}
 	if e.Test == "" {
@@ -71,7 +71,7 @@ func (s *summary) packageEvent(e event) {
 		fmt.Fprint(s.out, e.Output)
 	case "fail":
 		if e.FailedBuild != "" {
-			s.buildFailed = true
+			s.brokenBuild(e.Package)
 		}
 		for k, lines := range s.pending {
 			if k.pkg == e.Package {
@@ -138,14 +138,30 @@ func (s *summary) skipLine() string {
 	return fmt.Sprintf("%d skipped: %s", total, strings.Join(parts, ", "))
 }
 
-// failLine names the failed tests ("" when none failed).
-func (s *summary) failLine() string {
-	if len(s.failed) == 0 {
-		return ""
+// brokenBuild records a package that did not build. Build events name a test variant as
+// "pkg [pkg.test]"; the list keeps the package's path only.
+func (s *summary) brokenBuild(pkg string) {
+	pkg, _, _ = strings.Cut(pkg, " [")
+	for _, p := range s.broken {
+		if p == pkg {
+			return
+		}
 	}
-	names := make([]string, len(s.failed))
-	for i, k := range s.failed {
-		names[i] = k.test + " (" + k.pkg + ")"
+	s.broken = append(s.broken, pkg)
+}
+
+// failLines names the packages that did not build and the failed tests (none when all passed).
+func (s *summary) failLines() []string {
+	var lines []string
+	if len(s.broken) > 0 {
+		lines = append(lines, fmt.Sprintf("%d did not build: %s", len(s.broken), strings.Join(s.broken, ", ")))
 	}
-	return fmt.Sprintf("%d failed: %s", len(names), strings.Join(names, ", "))
+	if len(s.failed) > 0 {
+		names := make([]string, len(s.failed))
+		for i, k := range s.failed {
+			names[i] = k.test + " (" + k.pkg + ")"
+		}
+		lines = append(lines, fmt.Sprintf("%d failed: %s", len(names), strings.Join(names, ", ")))
+	}
+	return lines
 }
