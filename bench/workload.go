@@ -16,6 +16,7 @@ import (
 const (
 	stmtParams   = "SELECT @p1, @p2"
 	stmtNoCount  = "SET NOCOUNT ON"
+	stmtCountOn  = "SET NOCOUNT OFF"
 	stmtNarrow   = "SELECT value FROM GENERATE_SERIES(CAST(1 AS bigint), @p1)"
 	stmtWide     = "SELECT CAST(value AS int) AS id, CAST(CONCAT(N'name-', value) AS nvarchar(50)) AS name, DATEADD(SECOND, CAST(value AS int), CAST('2026-01-01T00:00:00' AS datetime2(7))) AS ts, CAST(value / 4.0 AS decimal(18,4)) AS amount, CAST(value % 2 AS bit) AS flag FROM GENERATE_SERIES(CAST(1 AS bigint), @p1)"
 	stmtLength   = "SELECT DATALENGTH(@p1)"
@@ -201,7 +202,7 @@ func uploadOp(bc *benchConn, size int) func(context.Context) error {
 	}
 }
 
-// copyInOp creates #t, loads rows rows into it with mssql.CopyIn inside a transaction, checks
+// copyInOp sets NOCOUNT OFF, creates #t, loads rows rows into it with mssql.CopyIn inside a transaction, checks
 // the row count the load reports and the server's count and id sum, and drops #t.
 func copyInOp(bc *benchConn, rows int64) func(context.Context) error {
 	names := make([]string, rows)
@@ -209,6 +210,11 @@ func copyInOp(bc *benchConn, rows int64) func(context.Context) error {
 		names[i] = "name-" + strconv.Itoa(i+1)
 	}
 	return func(ctx context.Context) error {
+		// The round-trip cell leaves NOCOUNT ON on the shared connection; the row count CopyIn
+		// reports comes from the server's DONE token, which NOCOUNT ON may leave without one.
+		if _, err := bc.conn.ExecContext(ctx, stmtCountOn); err != nil {
+			return fmt.Errorf("%s: %w", stmtCountOn, err)
+		}
 		if _, err := bc.conn.ExecContext(ctx, stmtCreate); err != nil {
 			return fmt.Errorf("create #t: %w", err)
 		}
