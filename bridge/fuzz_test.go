@@ -115,7 +115,7 @@ func FuzzCoalesce(f *testing.F) {
 		for i := 0; ; i++ {
 			size := 1 << 16
 			if len(reads) > 0 {
-				size = int(reads[i%len(reads)])*64 + 1
+				size = int(reads[i%len(reads)])*128 + 1
 			}
 			p := make([]byte, size)
 			n, err := b.Read(p)
