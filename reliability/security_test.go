@@ -448,25 +448,34 @@ func checkCertCase(t *testing.T, dsn string, opt *tls.Config, want int, native b
 // are refused with ErrSecretOutsideTLS at packet size 512, without a byte of LOGIN7 or the
 // password in clear. (A larger packet size would carry them in one packet, but tdstest, as
 // MS-TDS 2.2.3.1.3 says, takes no packet over 4096 bytes before login; mssqlbridge's
-// TestLoginOnlySecretsNeverInClear covers that case against its fake server.)
+// TestLoginOnlySecretsNeverInClear covers that case against its fake server.) The same holds
+// for the new password of a password change, which go-mssqldb puts after every name.
 func TestLoginOnlySmallPacketSize(t *testing.T) {
 	t.Parallel()
 	user := strings.Repeat("u", 128)
+	newPassword := "N3w-" + strings.Repeat("p", 124) // 128 characters, last in LOGIN7
 	for _, tt := range []struct {
 		name        string
 		workstation int // characters
 		packetSize  string
+		change      bool // a password change: the new password travels in LOGIN7 too
 		wantErr     error
 	}{
-		{"names-before-password-512", 128, "512", nil},
-		{"password-past-4096-512", 2100, "512", mssqlbridge.ErrSecretOutsideTLS},
+		{"names-before-password-512", 128, "512", false, nil},
+		{"password-past-4096-512", 2100, "512", false, mssqlbridge.ErrSecretOutsideTLS},
+		{"new-password-512", 128, "512", true, nil},
+		{"new-password-past-4096-512", 1650, "512", true, mssqlbridge.ErrSecretOutsideTLS}, // the password fits, the new one does not
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s := startTDS(t, tdstest.Config{EncryptionOff: true, User: user})
 			p := proxy(t, s.Addr, nil)
-			db := openBridged(t, s.DSN("encrypt=false", "certificate="+s.CAFile(), "packet size="+tt.packetSize,
-				"workstation id="+strings.Repeat("w", tt.workstation), "app name="+strings.Repeat("a", 128)), mssqlbridge.WithDialer(p))
+			params := []string{"encrypt=false", "certificate=" + s.CAFile(), "packet size=" + tt.packetSize,
+				"workstation id=" + strings.Repeat("w", tt.workstation), "app name=" + strings.Repeat("a", 128)}
+			if tt.change {
+				params = append(params, "change password="+newPassword)
+			}
+			db := openBridged(t, s.DSN(params...), mssqlbridge.WithDialer(p))
 			err := within(t, "query", func() error {
 				ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 				defer cancel()
@@ -478,6 +487,8 @@ func TestLoginOnlySmallPacketSize(t *testing.T) {
 				t.Fatalf("query: %v", err)
 			case tt.wantErr != nil && !errors.Is(err, tt.wantErr):
 				t.Fatalf("query: %v, want %v", err, tt.wantErr)
+			case tt.wantErr != nil && tt.change && !strings.Contains(err.Error(), "the new password ends"):
+				t.Fatalf("query: %v, want the refusal to name the new password", err)
 			}
 			_ = db.Close()
 			ss := waitSessions(t, p)
@@ -488,6 +499,9 @@ func TestLoginOnlySmallPacketSize(t *testing.T) {
 				clear := sess.ClearTDSTypes(ClientToServer)
 				t.Logf("client packet types in clear: % x", clear)
 				assertNoLoginInClear(t, sess, tdstest.DefaultPassword)
+				if ContainsPassword(sess.Sent(ClientToServer), newPassword) {
+					t.Errorf("the new password crossed in the clear")
+				}
 				if tt.wantErr == nil && bytes.IndexByte(clear, byte(tds.TypeSQLBatch)) < 0 {
 					t.Errorf("no SQL batch in clear: the connection was not login-only")
 				}
