@@ -67,7 +67,8 @@ func TestBadInputBeforeLogin(t *testing.T) {
 		{"truncated packet", Config{}, packet(tds.TypePrelogin, tds.StatusEOM, validPrelogin(prelogin.EncryptOn))[:12], "read PRELOGIN"},
 		{"PRELOGIN to a strict server", Config{Strict: true}, packet(tds.TypePrelogin, tds.StatusEOM, validPrelogin(prelogin.EncryptOn)), "not a TLS ClientHello"},
 		{"TLS to a NOT_SUP server", Config{Encryption: prelogin.EncryptNotSup}, []byte{0x16, 0x03, 0x01, 0x00, 0x05, 1, 2, 3, 4, 5}, "NOT_SUP"},
-		{"LOGIN7 before PRELOGIN", Config{}, packet(tds.TypeLogin7, tds.StatusEOM, encodeLogin7(goodLogin7())), "client starts with byte 0x10"},
+		{"LOGIN7 before PRELOGIN, server ON", Config{}, packet(tds.TypeLogin7, tds.StatusEOM, encodeLogin7(goodLogin7())), "LOGIN7 without PRELOGIN refused"},
+		{"LOGIN7 before PRELOGIN, strict server", Config{Strict: true}, packet(tds.TypeLogin7, tds.StatusEOM, encodeLogin7(goodLogin7())), "client starts with byte 0x10"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

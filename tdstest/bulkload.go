@@ -75,19 +75,19 @@ func (c *conn) bulkLoad(first []byte, eom bool) error {
 			return fmt.Errorf("read BULK_LOAD: %w", err)
 		}
 		c.logf("bulk load into %s refused: %v", bt.table.name, derr)
-		return c.writeTokens(appendDone(appendErrorFor(c.scratch[:0], derr), doneError, 0, 0))
+		return c.writeTokens(c.appendDone(c.appendErrorFor(c.scratch[:0], derr), doneError, 0, 0))
 	}
 	t := bt.table
 	if len(bt.cols) > 0 && bt.cols[0] == 0 && t.cols[0].TI.Type == dtIntN {
 		sum, err := addSum(t.sum, res.sum)
 		if err != nil {
-			return c.writeTokens(appendDone(appendErrorFor(c.scratch[:0], err), doneError, 0, 0))
+			return c.writeTokens(c.appendDone(c.appendErrorFor(c.scratch[:0], err), doneError, 0, 0))
 		}
 		t.sum, t.sumRows = sum, t.sumRows+res.sumRows
 	}
 	t.rows += res.rows
 	c.logf("bulk load into %s: %d rows", t.name, res.rows)
-	return c.writeTokens(appendDone(c.scratch[:0], doneCount, 0, uint64(res.rows)))
+	return c.writeTokens(c.appendDone(c.scratch[:0], doneCount, 0, uint64(res.rows)))
 }
 
 // decodeBulkLoad decodes and validates a BULK_LOAD payload for target. It keeps no row: only

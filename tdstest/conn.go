@@ -228,10 +228,42 @@ func (c *conn) firstByte() (connState, error) {
 		return stateStrict, nil
 	case cfg.Strict:
 		return stateDone, fmt.Errorf("strict (TDS 8.0) server: client starts with byte 0x%02x, not a TLS ClientHello (0x16)", b[0])
+	case b[0] == byte(tds.TypeLogin7):
+		return c.loginWithoutPrelogin()
 	case b[0] != byte(tds.TypePrelogin):
-		return stateDone, fmt.Errorf("client starts with byte 0x%02x, want PRELOGIN (0x12) or a TLS ClientHello (0x16)", b[0])
+		return stateDone, fmt.Errorf("client starts with byte 0x%02x, want PRELOGIN (0x12), LOGIN7 (0x10) or a TLS ClientHello (0x16)", b[0])
 	}
 	return statePrelogin, nil
+}
+
+// loginWithoutPrelogin handles a connection whose first message is LOGIN7, as legacy clients
+// send it. Such a client cannot encrypt, so it is treated like a client whose PRELOGIN says
+// NOT_SUP (MS-TDS 2.2.6.5): with the server setting OFF or NOT_SUP the connection goes on without
+// encryption; with ON, which requires encryption, the server reads the LOGIN7, answers with a
+// login error and closes, so that the client learns why.
+func (c *conn) loginWithoutPrelogin() (connState, error) {
+	if c.srv.Config.setting() == prelogin.EncryptOn {
+		c.in.SetAllowed(tds.Types(tds.TypeLogin7))
+		c.in.SetMaxMessageSize(maxLogin7Message)
+		if _, _, err := c.in.ReadMessage(); err != nil {
+			return stateDone, fmt.Errorf("read LOGIN7 sent without PRELOGIN: %w", err)
+		}
+		b := c.appendMessage(nil, tokenError, serverMessage{Number: 18456, State: 1, Class: 14,
+			Text: "Login failed: the server requires encryption and the client sent LOGIN7 without PRELOGIN, so it cannot encrypt."})
+		if err := c.out.WriteMessage(tds.TypeTabularResult, c.appendDone(b, doneError, 0, 0)); err == nil {
+			_ = c.flush()
+		}
+		return stateDone, errors.New("LOGIN7 without PRELOGIN refused: the server's encryption setting ON requires encryption")
+	}
+	c.mode = modeNone
+	c.b = bridge.New(c.sock, bridge.Options{Role: bridge.RoleServer})
+	if err := c.b.StartPlaintext(); err != nil {
+		return stateDone, fmt.Errorf("start plaintext: %w", err)
+	}
+	c.src.r = c.b
+	c.sink.w = c.b
+	c.logf("LOGIN7 without PRELOGIN: no encryption (server setting %v)", c.srv.Config.setting())
+	return stateLogin, nil
 }
 
 // prelogin answers the client's PRELOGIN per the negotiation table.
@@ -415,6 +447,7 @@ func (c *conn) login() (connState, error) {
 	if err != nil {
 		return stateDone, err
 	}
+	c.tdsVersion = l.TDSVersion // tokens from here on use the client's version
 	cfg := &c.srv.Config
 	if l.SSPILen > 0 && l.UserName == "" {
 		c.loginFailed(l.UserName, "integrated authentication (SSPI) is not supported by tdstest")
@@ -435,7 +468,6 @@ func (c *conn) login() (connState, error) {
 	case a.isMutation():
 		c.sink.arm(PhaseLogin, a, 0)
 	}
-	c.tdsVersion = l.TDSVersion
 	if l.Database != "" {
 		c.database = l.Database
 	}
@@ -450,11 +482,13 @@ func (c *conn) login() (connState, error) {
 	}
 	b := c.scratch[:0]
 	b = appendEnvChangeString(b, envDatabase, c.database, "master")
-	b = appendEnvChangeCollation(b)
+	if l.TDSVersion>>24 != 0x70 { // SQL collations came with TDS 7.1
+		b = appendEnvChangeCollation(b)
+	}
 	b = appendEnvChangeString(b, envLanguage, "us_english", "")
 	b = appendLoginAck(b, loginAckVersion(l.TDSVersion))
 	b = appendEnvChangePacketSize(b, size, c.packetSize)
-	b = appendDone(b, doneFinal, 0, 0)
+	b = c.appendDone(b, doneFinal, 0, 0)
 	c.scratch = b
 	if err := c.out.WriteMessage(tds.TypeTabularResult, b); err != nil {
 		return stateDone, fmt.Errorf("write login response: %w", err)
@@ -476,11 +510,11 @@ func (c *conn) login() (connState, error) {
 // (the connection closes anyway).
 func (c *conn) loginFailed(user, why string) {
 	c.logf("login failed for user %q: %s", user, why)
-	b := appendMessage(nil, tokenError, serverMessage{
+	b := c.appendMessage(nil, tokenError, serverMessage{
 		Number: 18456, State: 1, Class: 14,
 		Text: fmt.Sprintf("Login failed for user '%s'.", user),
 	})
-	b = appendDone(b, doneError, 0, 0)
+	b = c.appendDone(b, doneError, 0, 0)
 	if err := c.out.WriteMessage(tds.TypeTabularResult, b); err == nil {
 		_ = c.flush()
 	}
@@ -528,8 +562,15 @@ func (c *conn) request() (connState, error) {
 	switch typ {
 	case tds.TypeAttention:
 		c.logf("attention: answering DONE with the attention bit")
-		return stateReady, c.writeTokens(appendDone(c.scratch[:0], doneAttn, 0, 0))
+		return stateReady, c.writeTokens(c.appendDone(c.scratch[:0], doneAttn, 0, 0))
 	case tds.TypeSQLBatch:
+		if isLegacyTDS(c.tdsVersion) {
+			// TDS 7.0 and 7.1 batches carry no ALL_HEADERS.
+			if len(payload)%2 != 0 {
+				return stateDone, fmt.Errorf("SQL batch text has an odd number of bytes (%d)", len(payload))
+			}
+			return stateReady, c.batch(decodeUCS2(payload))
+		}
 		text, desc, err := batchText(payload)
 		if err != nil {
 			return stateDone, err
@@ -538,6 +579,12 @@ func (c *conn) request() (connState, error) {
 			return stateReady, c.refuse(err.Error())
 		}
 		return stateReady, c.batch(text)
+	case tds.TypeRPC, tds.TypeTransactionManager:
+		if isLegacyTDS(c.tdsVersion) {
+			return stateReady, c.refuse(fmt.Sprintf("tdstest: %v requests need TDS 7.2 or later (this login used TDS %#08x)", typ, c.tdsVersion))
+		}
+	}
+	switch typ {
 	case tds.TypeRPC:
 		return stateReady, c.rpc(payload)
 	case tds.TypeTransactionManager:
@@ -553,8 +600,8 @@ const maxBulkMessage = 1 << 40
 // refuse answers a request with ERROR 50000 and DONE with the error bit.
 func (c *conn) refuse(msg string) error {
 	c.logf("refused: %s", msg)
-	b := appendMessage(c.scratch[:0], tokenError, serverMessage{Number: 50000, State: 1, Class: 16, Text: msg})
-	return c.writeTokens(appendDone(b, doneError, 0, 0))
+	b := c.appendMessage(c.scratch[:0], tokenError, serverMessage{Number: 50000, State: 1, Class: 16, Text: msg})
+	return c.writeTokens(c.appendDone(b, doneError, 0, 0))
 }
 
 // writeTokens sends b as one tabular result message, after a pending RESETCONNECTION

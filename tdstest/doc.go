@@ -83,6 +83,20 @@
 // size is honoured within 512..32767 (at most 16383 on an encrypted connection) and confirmed with
 // an ENVCHANGE token; the login response itself travels in packets of the handshake size (4096).
 //
+// TDS versions 7.0 through 7.4 and 8.0 are accepted. LOGINACK carries the client's version in the
+// server-to-client form of MS-TDS 2.2.7.14 (7.0: 0x07000000, 7.1: 0x07010000, 7.1 revision 1:
+// 0x71000001; 7.2 and later as sent; 7.4 for TDS 8.0). TDS 7.0 and 7.1 connections get the token
+// layout of those versions (16-bit UserType, 32-bit DONE row counts and line numbers, batches
+// without ALL_HEADERS, no collation at 7.0) and SQL batches only: RPC and transaction manager
+// requests, and (max) values, need TDS 7.2 and get an ERROR.
+//
+// MS-TDS 3.3.5.1 says the first message SHOULD be PRELOGIN; legacy clients (FreeTDS with
+// tds version 7.0, for example) send LOGIN7 first. Such a client cannot negotiate encryption, so
+// the server treats it as one whose PRELOGIN says NOT_SUP (the table of MS-TDS 2.2.6.5): with the
+// setting OFF or NOT_SUP the login proceeds without encryption; with ON, which requires
+// encryption, the server answers with ERROR 18456 naming the reason and closes the connection. A
+// strict (TDS 8.0) server refuses anything but TLS.
+//
 // # Faults
 //
 // Config.Faults makes the server misbehave on purpose at a chosen phase: close the connection,

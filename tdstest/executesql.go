@@ -46,7 +46,7 @@ func (c *conn) rpc(payload []byte) error {
 	failed := perr != nil
 	if failed {
 		c.logf("refused sp_executesql %q: %v", shorten(text), perr)
-		b = appendErrorFor(b, perr)
+		b = c.appendErrorFor(b, perr)
 	}
 	if _, err := c.out.Write(b); err != nil {
 		return fmt.Errorf("write response: %w", err)
@@ -66,7 +66,7 @@ func (c *conn) rpc(payload []byte) error {
 	} else {
 		b = append(b, tokenReturnStatus, 0, 0, 0, 0)
 	}
-	b = appendDoneToken(b, tokenDoneProc, status, curCmdExecute, 0)
+	b = c.appendDoneToken(b, tokenDoneProc, status, curCmdExecute, 0)
 	c.scratch = b[:0]
 	if _, err := c.out.Write(b); err != nil {
 		return fmt.Errorf("write response: %w", err)

@@ -9,6 +9,9 @@ import (
 
 // TDS versions as they appear in LOGIN7 (read little-endian) and LOGINACK (written big-endian).
 const (
+	verTDS70  uint32 = 0x70000000 // LOGIN7; LOGINACK 0x07000000
+	verTDS71  uint32 = 0x71000000 // LOGIN7; LOGINACK 0x07010000
+	verTDS71A uint32 = 0x71000001 // TDS 7.1 revision 1, LOGIN7 and LOGINACK
 	verTDS72  uint32 = 0x72090002
 	verTDS73A uint32 = 0x730A0003
 	verTDS73B uint32 = 0x730B0003
@@ -20,6 +23,7 @@ const (
 // for TDS 7.2 and later), then the variable data the table points into.
 const (
 	login7HeaderLen  = 94 // fixed part + OffsetLength table
+	login7HeaderLen7 = 86 // the same for TDS 7.0 and 7.1 (no ChangePassword, no cbSSPILong)
 	login7MaxNameLen = 128
 	login7MaxPwdLen  = 128
 
@@ -56,14 +60,27 @@ type login7 struct {
 // supportedTDSVersion reports whether the server can talk the version a LOGIN7 asks for.
 func supportedTDSVersion(v uint32) bool {
 	switch v >> 24 {
-	case 0x72, 0x73, 0x74:
+	case 0x70, 0x71, 0x72, 0x73, 0x74:
 		return true
 	}
 	return v == verTDS80
 }
 
-// loginAckVersion is the TDS version the server reports in LOGINACK for a client's version.
+// isLegacyTDS reports whether v (a LOGIN7 version) is TDS 7.0 or 7.1, whose tokens have the
+// shorter fields of before TDS 7.2 and whose requests carry no ALL_HEADERS.
+func isLegacyTDS(v uint32) bool { return v>>24 == 0x70 || v>>24 == 0x71 }
+
+// loginAckVersion is the TDS version the server reports in LOGINACK for a client's version: the
+// values of MS-TDS 2.2.7.14 (its product behavior note lists them per SQL Server version).
 func loginAckVersion(client uint32) uint32 {
+	switch {
+	case client>>24 == 0x70:
+		return 0x07000000
+	case client == verTDS71A:
+		return verTDS71A
+	case client>>24 == 0x71:
+		return 0x07010000
+	}
 	switch client {
 	case verTDS72, verTDS73A, verTDS73B:
 		return client
@@ -74,12 +91,16 @@ func loginAckVersion(client uint32) uint32 {
 // parseLogin7 decodes and validates a whole LOGIN7 message payload. Every offset and length is
 // checked against the message; errors wrap errLogin7 and say which field is wrong.
 func parseLogin7(b []byte) (*login7, error) {
-	if len(b) < login7HeaderLen {
-		return nil, fmt.Errorf("%w: %d bytes, want at least %d", errLogin7, len(b), login7HeaderLen)
-	}
 	le := binary.LittleEndian
+	header := login7HeaderLen
+	if len(b) >= 8 && isLegacyTDS(le.Uint32(b[4:])) {
+		header = login7HeaderLen7
+	}
+	if len(b) < header {
+		return nil, fmt.Errorf("%w: %d bytes, want at least %d", errLogin7, len(b), header)
+	}
 	total := le.Uint32(b[0:])
-	if total < login7HeaderLen || uint64(total) > uint64(len(b)) {
+	if total < uint32(header) || uint64(total) > uint64(len(b)) {
 		return nil, fmt.Errorf("%w: Length field %d, message has %d bytes", errLogin7, total, len(b))
 	}
 	b = b[:total]
@@ -94,7 +115,7 @@ func parseLogin7(b []byte) (*login7, error) {
 		OptionFlags3:  b[27],
 	}
 	if !supportedTDSVersion(l.TDSVersion) {
-		return nil, fmt.Errorf("%w: unsupported TDS version %#08x (want 7.2, 7.3, 7.4 or 8.0)", errLogin7, l.TDSVersion)
+		return nil, fmt.Errorf("%w: unsupported TDS version %#08x (want 7.0, 7.1, 7.2, 7.3, 7.4 or 8.0)", errLogin7, l.TDSVersion)
 	}
 	type field struct {
 		name string
@@ -128,18 +149,23 @@ func parseLogin7(b []byte) (*login7, error) {
 			*f.dst = decodeUCS2(raw)
 		}
 	}
-	// AtchDBFile and ChangePassword are checked for bounds only.
-	for _, p := range []struct {
+	// AtchDBFile and ChangePassword (TDS 7.2+) are checked for bounds only.
+	legacy := isLegacyTDS(l.TDSVersion)
+	bounded := []struct {
 		name string
 		pos  int
-	}{{"AtchDBFile", 82}, {"ChangePassword", 86}} {
+	}{{"AtchDBFile", 82}, {"ChangePassword", 86}}
+	if legacy {
+		bounded = bounded[:1]
+	}
+	for _, p := range bounded {
 		off, cch := int(le.Uint16(b[p.pos:])), int(le.Uint16(b[p.pos+2:]))
 		if _, err := login7Slice(b, p.name, off, 2*cch); err != nil {
 			return nil, err
 		}
 	}
 	sspiOff, sspiLen := int(le.Uint16(b[78:])), int(le.Uint16(b[80:]))
-	if sspiLen == 0xFFFF {
+	if sspiLen == 0xFFFF && !legacy {
 		long := le.Uint32(b[90:])
 		if uint64(long) > uint64(len(b)) {
 			return nil, fmt.Errorf("%w: cbSSPILong %d exceeds the message", errLogin7, long)
@@ -150,7 +176,7 @@ func parseLogin7(b []byte) (*login7, error) {
 		return nil, err
 	}
 	l.SSPILen = sspiLen
-	if l.OptionFlags3&optFlags3Extension != 0 {
+	if l.OptionFlags3&optFlags3Extension != 0 && !legacy {
 		if err := checkFeatureExt(b); err != nil {
 			return nil, err
 		}
@@ -170,9 +196,13 @@ func login7Slice(b []byte, name string, off, n int) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	if off < login7HeaderLen || off+n > len(b) {
+	header := login7HeaderLen
+	if isLegacyTDS(binary.LittleEndian.Uint32(b[4:])) {
+		header = login7HeaderLen7
+	}
+	if off < header || off+n > len(b) {
 		return nil, fmt.Errorf("%w: %s at offset %d length %d lies outside the variable data [%d, %d)",
-			errLogin7, name, off, n, login7HeaderLen, len(b))
+			errLogin7, name, off, n, header, len(b))
 	}
 	return b[off : off+n], nil
 }

@@ -23,7 +23,11 @@ type testLogin7 struct {
 // encodeLogin7 builds a LOGIN7 payload the way clients do (fixed part, offset table, UCS-2 data).
 func encodeLogin7(l testLogin7) []byte {
 	le := binary.LittleEndian
-	b := make([]byte, login7HeaderLen)
+	header := login7HeaderLen
+	if isLegacyTDS(l.version) {
+		header = login7HeaderLen7 // no ChangePassword, no cbSSPILong before TDS 7.2
+	}
+	b := make([]byte, header)
 	le.PutUint32(b[4:], l.version)
 	le.PutUint32(b[8:], l.packetSize)
 	le.PutUint32(b[12:], 0x07000000)
@@ -52,7 +56,9 @@ func encodeLogin7(l testLogin7) []byte {
 	str(68, l.database)
 	put(78, l.sspi, len(l.sspi))
 	str(82, "")
-	str(86, "")
+	if !isLegacyTDS(l.version) {
+		str(86, "")
+	}
 	if l.featureExt != nil {
 		le.PutUint32(b[extPtr:], uint32(len(b)))
 		b = append(b, l.featureExt...)
@@ -105,7 +111,7 @@ func TestParseLogin7Errors(t *testing.T) {
 		"short":             {func(b []byte) []byte { return b[:40] }, "want at least"},
 		"length too large":  {func(b []byte) []byte { le.PutUint32(b, uint32(len(b)+1)); return b }, "Length field"},
 		"length too small":  {func(b []byte) []byte { le.PutUint32(b, 20); return b }, "Length field"},
-		"old version":       {func(b []byte) []byte { le.PutUint32(b[4:], 0x71000001); return b }, "unsupported TDS version"},
+		"old version":       {func(b []byte) []byte { le.PutUint32(b[4:], 0x06000000); return b }, "unsupported TDS version"},
 		"user past end":     {func(b []byte) []byte { le.PutUint16(b[42:], 200); return b }, "UserName has 200 characters"},
 		"user outside":      {func(b []byte) []byte { le.PutUint16(b[40:], uint16(len(b)-2)); return b }, "UserName at offset"},
 		"offset in header":  {func(b []byte) []byte { le.PutUint16(b[36:], 10); return b }, "HostName at offset 10"},

@@ -66,8 +66,8 @@ func (c *conn) batch(text string) error {
 	b := c.takeResetAck(c.scratch[:0])
 	if perr != nil {
 		c.logf("refused batch %q: %v", shorten(text), perr)
-		b = appendErrorFor(b, perr)
-		b = appendDone(b, doneError, 0, 0)
+		b = c.appendErrorFor(b, perr)
+		b = c.appendDone(b, doneError, 0, 0)
 	}
 	if _, err := c.out.Write(b); err != nil {
 		return fmt.Errorf("write response: %w", err)
@@ -93,15 +93,14 @@ func (c *conn) sessionInfo() sessionInfo {
 	return sess
 }
 
-// appendErrorFor appends the ERROR token for a refused request: SQL Server's number for a
+// errorMessage is the ERROR token content for a refused request: SQL Server's number for a
 // *sqlError, 50000 otherwise.
-func appendErrorFor(dst []byte, err error) []byte {
-	m := serverMessage{Number: 50000, State: 1, Class: 16, Text: err.Error()}
+func errorMessage(err error) serverMessage {
 	var se *sqlError
 	if errors.As(err, &se) {
-		m = serverMessage{Number: se.Number, State: se.State, Class: se.Class, Text: se.Msg}
+		return serverMessage{Number: se.Number, State: se.State, Class: se.Class, Text: se.Msg}
 	}
-	return appendMessage(dst, tokenError, m)
+	return serverMessage{Number: 50000, State: 1, Class: 16, Text: err.Error()}
 }
 
 // runStatements writes the tokens of every statement. In a batch the last DONE is final; inside
@@ -122,7 +121,7 @@ func (c *conn) runStatements(stmts []statement) (failed bool, err error) {
 		var se *sqlError
 		if errors.As(err, &se) || errors.Is(err, errUnsupported) {
 			c.logf("statement failed: %v", err)
-			b := appendErrorFor(c.scratch[:0], err)
+			b := c.appendErrorFor(c.scratch[:0], err)
 			b = c.appendStmtDone(b, doneError|status&doneMore, 0, 0)
 			c.scratch = b[:0]
 			_, err := c.out.Write(b)
@@ -142,9 +141,9 @@ func (c *conn) appendStmtDone(dst []byte, status, curCmd uint16, rows uint64) []
 		status &^= doneCount
 	}
 	if c.inProc {
-		return appendDoneToken(dst, tokenDoneInProc, status, curCmd, rows)
+		return c.appendDoneToken(dst, tokenDoneInProc, status, curCmd, rows)
 	}
-	return appendDone(dst, status, curCmd, rows)
+	return c.appendDone(dst, status, curCmd, rows)
 }
 
 // statement writes the tokens of one statement, ending with a DONE of the given status.
@@ -171,15 +170,22 @@ func (c *conn) statement(st statement, status uint16) error {
 		old := c.database
 		c.database = st.db
 		b = appendEnvChangeString(b, envDatabase, st.db, old)
-		b = appendMessage(b, tokenInfo, serverMessage{Number: 5701, State: 2, Class: 0,
+		b = c.appendMessage(b, tokenInfo, serverMessage{Number: 5701, State: 2, Class: 0,
 			Text: fmt.Sprintf("Changed database context to '%s'.", st.db)})
 		b = c.appendStmtDone(b, status, 0, 0)
 	case stmtSelect:
+		if isLegacyTDS(c.tdsVersion) {
+			for _, v := range st.vals {
+				if v.col.MaxLen == plpMaxLen || v.col.TI != nil && v.col.TI.isPLP() {
+					return fmt.Errorf("%w: (max) values need TDS 7.2 or later (this login used TDS %#08x)", errUnsupported, c.tdsVersion)
+				}
+			}
+		}
 		cols := make([]column, len(st.vals))
 		for i, v := range st.vals {
 			cols[i] = v.col
 		}
-		b = appendColMetadata(b, cols)
+		b = c.appendColMetadata(b, cols)
 		if c.fmtOnly {
 			b = c.appendStmtDone(b, status, curCmdSelect, 0)
 			break
@@ -201,7 +207,7 @@ func (c *conn) statement(st statement, status uint16) error {
 		}
 		if attn {
 			c.logf("attention during WAITFOR: answering DONE with the attention bit")
-			if _, err := c.out.Write(appendDone(b, doneAttn, 0, 0)); err != nil {
+			if _, err := c.out.Write(c.appendDone(b, doneAttn, 0, 0)); err != nil {
 				return err
 			}
 			return errAttention

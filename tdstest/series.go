@@ -34,7 +34,7 @@ func (c *conn) writeSeries(s seriesSpec, status uint16) error {
 	if s.wide {
 		cols = wideCols
 	}
-	b := appendColMetadata(c.valBuf[:0], cols)
+	b := c.appendColMetadata(c.valBuf[:0], cols)
 	n := s.count()
 	if c.fmtOnly {
 		n = 0

@@ -114,7 +114,7 @@ func (c *conn) tableStatement(st statement, status uint16) error {
 		b = c.appendStmtDone(b, status, 0, 0)
 	case stmtCount:
 		if !st.countBig {
-			b = appendColMetadata(b, []column{{TI: &tiInt}})
+			b = c.appendColMetadata(b, []column{{TI: &tiInt}})
 			b = append(b, tokenRow, 4)
 			b = binary.LittleEndian.AppendUint32(b, uint32(t.rows))
 		} else {
@@ -122,7 +122,7 @@ func (c *conn) tableStatement(st statement, status uint16) error {
 				return fmt.Errorf("%w: tdstest keeps the sum of %s's first column (an integer) only, not of %s",
 					errUnsupported, t.name, st.sumCol)
 			}
-			b = appendColMetadata(b, []column{{TI: &tiBigint}, {TI: &tiBigint}})
+			b = c.appendColMetadata(b, []column{{TI: &tiBigint}, {TI: &tiBigint}})
 			b = append(b, tokenRow, 8)
 			b = binary.LittleEndian.AppendUint64(b, uint64(t.rows))
 			if t.sumRows == 0 {
@@ -142,7 +142,7 @@ func (c *conn) tableStatement(st statement, status uint16) error {
 			ti := tc.wireType()
 			cols[i] = column{Name: tc.Name, TI: &ti, NotNull: tc.NotNull}
 		}
-		b = appendColMetadata(b, cols)
+		b = c.appendColMetadata(b, cols)
 		b = c.appendStmtDone(b, status, curCmdSelect, 0)
 	}
 	_, err := c.out.Write(b)

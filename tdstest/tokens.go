@@ -126,11 +126,20 @@ func appendDone(dst []byte, status, curCmd uint16, rowCount uint64) []byte {
 	return appendDoneToken(dst, tokenDone, status, curCmd, rowCount)
 }
 
-// appendDoneToken appends a DONE, DONEPROC or DONEINPROC token (typ).
+// appendDoneToken appends a DONE, DONEPROC or DONEINPROC token (typ) for TDS 7.2+.
 func appendDoneToken(dst []byte, typ byte, status, curCmd uint16, rowCount uint64) []byte {
+	return appendDoneTokenFor(dst, verTDS74, typ, status, curCmd, rowCount)
+}
+
+// appendDoneTokenFor appends a DONE, DONEPROC or DONEINPROC token for TDS version ver: the row
+// count is 32 bits before TDS 7.2 (MS-TDS 2.2.7.6), 64 bits since.
+func appendDoneTokenFor(dst []byte, ver uint32, typ byte, status, curCmd uint16, rowCount uint64) []byte {
 	dst = append(dst, typ)
 	dst = binary.LittleEndian.AppendUint16(dst, status)
 	dst = binary.LittleEndian.AppendUint16(dst, curCmd)
+	if isLegacyTDS(ver) {
+		return binary.LittleEndian.AppendUint32(dst, uint32(min(rowCount, 0xFFFFFFFF)))
+	}
 	return binary.LittleEndian.AppendUint64(dst, rowCount)
 }
 
@@ -144,9 +153,14 @@ type serverMessage struct {
 	Line   int32
 }
 
-// appendMessage appends an ERROR (tokenError) or INFO (tokenInfo) token. Text longer than the
-// protocol's 65535 UTF-16 units is cut.
+// appendMessage appends an ERROR (tokenError) or INFO (tokenInfo) token for TDS 7.2+. Text
+// longer than the protocol's 65535 UTF-16 units is cut.
 func appendMessage(dst []byte, typ byte, m serverMessage) []byte {
+	return appendMessageFor(dst, verTDS74, typ, m)
+}
+
+// appendMessageFor is appendMessage for TDS version ver: LineNumber is 16 bits before TDS 7.2.
+func appendMessageFor(dst []byte, ver uint32, typ byte, m serverMessage) []byte {
 	text := m.Text
 	if ucs2Len(text) > 0xFFFF {
 		text = truncateUCS2(text, 0xFFFF)
@@ -157,6 +171,10 @@ func appendMessage(dst []byte, typ byte, m serverMessage) []byte {
 	dst = appendUSVarChar(dst, text)
 	dst = appendBVarChar(dst, serverInstance)
 	dst = appendBVarChar(dst, m.Proc)
+	if isLegacyTDS(ver) {
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(m.Line))
+		return finishLenToken(dst, start)
+	}
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(m.Line))
 	return finishLenToken(dst, start)
 }
@@ -192,10 +210,20 @@ type column struct {
 
 // appendColMetadata appends COLMETADATA for cols (TDS 7.2+: 32-bit UserType).
 func appendColMetadata(dst []byte, cols []column) []byte {
+	return appendColMetadataFor(dst, verTDS74, cols)
+}
+
+// appendColMetadataFor is appendColMetadata for TDS version ver: UserType is 16 bits before TDS
+// 7.2 (MS-TDS 2.2.7.4); character types carry no collation before TDS 7.1.
+func appendColMetadataFor(dst []byte, ver uint32, cols []column) []byte {
 	dst = append(dst, tokenColMetadata)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(len(cols)))
 	for _, c := range cols {
-		dst = binary.LittleEndian.AppendUint32(dst, 0) // UserType
+		if isLegacyTDS(ver) {
+			dst = binary.LittleEndian.AppendUint16(dst, 0) // UserType
+		} else {
+			dst = binary.LittleEndian.AppendUint32(dst, 0) // UserType
+		}
 		if c.TI != nil {
 			flags := uint16(colFlagNullable)
 			if c.NotNull {
@@ -214,7 +242,9 @@ func appendColMetadata(dst []byte, cols []column) []byte {
 			dst = binary.LittleEndian.AppendUint16(dst, colFlagNullable)
 			dst = append(dst, typeNVarChar)
 			dst = binary.LittleEndian.AppendUint16(dst, c.MaxLen)
-			dst = append(dst, serverCollation[:]...)
+			if ver>>24 != 0x70 {
+				dst = append(dst, serverCollation[:]...)
+			}
 		case typeBigVarBinary:
 			dst = binary.LittleEndian.AppendUint16(dst, colFlagNullable)
 			dst = append(dst, typeBigVarBinary)

@@ -108,7 +108,7 @@ func (c *conn) transactionRequest(payload []byte) error {
 	default:
 		return c.refuse(fmt.Sprintf("tdstest: transaction manager request type %d is not supported (only begin, commit, rollback)", rq))
 	}
-	return c.writeTokens(appendDone(b, doneFinal, 0, 0))
+	return c.writeTokens(c.appendDone(b, doneFinal, 0, 0))
 }
 
 // tranName skips skip bytes, then a B_VARCHAR name, and returns what follows.
