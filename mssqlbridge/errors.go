@@ -23,7 +23,7 @@ var (
 	// value outside the negotiation table); the error says what was wrong.
 	ErrMalformedReply = errors.New("mssqlbridge: malformed PRELOGIN reply")
 	// ErrCertificate: the server's certificate did not verify. Returned as a
-	// *CertificateError, which names the host and wraps the x509 cause.
+	// *CertificateError, which names the host and wraps the cause.
 	ErrCertificate = errors.New("mssqlbridge: certificate verification failed")
 	// ErrCertificateFile: the DSN's certificate file could not be read or holds no
 	// certificate. Returned as a *CertificateFileError naming the file.

@@ -406,3 +406,36 @@ func TestNewConnectorConfigServerName(t *testing.T) {
 		})
 	}
 }
+
+// TestNewConnectorConfigServerCertificate: a config parsed by msdsn with serverCertificate
+// carries msdsn's own byte comparison; through NewConnectorConfig a mismatch is a
+// *CertificateError naming the host, like the DSN path, and a match connects.
+func TestNewConnectorConfigServerCertificate(t *testing.T) {
+	srv := startServer(t, tdstest.Config{})
+	other := newTestPKI(t).caFile
+	for _, tc := range []struct {
+		file string
+		ok   bool
+	}{{srv.CAFile(), true}, {other, false}} {
+		cfg, err := msdsn.Parse(srv.DSN("encrypt=true", "serverCertificate="+tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := NewConnectorConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		berr := selectOne(openDB(t, c))
+		var ce *CertificateError
+		switch {
+		case tc.ok && berr != nil:
+			t.Fatalf("%s: %v, want success", tc.file, berr)
+		case !tc.ok && (!errors.As(berr, &ce) || ce.Host == "" || !strings.Contains(ce.Err.Error(), "doesn't match")):
+			t.Fatalf("%s: %v, want a *CertificateError for the mismatch", tc.file, berr)
+		}
+		nerr := selectOne(openDB(t, mssql.NewConnectorConfig(cfg)))
+		if (nerr == nil) != (berr == nil) {
+			t.Errorf("outcomes differ: bridged %v, native %v", errString(berr), errString(nerr))
+		}
+	}
+}
