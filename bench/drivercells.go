@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // driverCells sets up the driver comparison: the tdstest child (or the -dsn server), one pinned
@@ -52,6 +53,7 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 		}
 		server = "tdstest in a child process, encryption setting OFF (encrypt=true gets full TLS, encrypt=disable none), one TLS record per TDS packet"
 	}
+	left := map[string]bool{} // arms left out, noted once
 	for _, value := range []string{valueNVarchar, valueVarbinary} {
 		for _, ps := range driverPacketSizes {
 			res := &cellResult{Group: groupDriver, Name: fmt.Sprintf("%s/%d", value, ps), Value: value, PacketSize: ps}
@@ -60,7 +62,10 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 				bc, err := pool.get(ctx, base, spec, ps)
 				if err != nil {
 					if !base.local && plainArmsOptional[spec.name] {
-						prog.note("%v; leaving the %s arm out", err, spec.name)
+						if !left[spec.name] { // once per arm: the pool returns the same error again
+							prog.note("%s; leaving the %s arm out", strings.TrimPrefix(err.Error(), "bench: "), spec.name)
+							left[spec.name] = true
+						}
 						continue
 					}
 					return nil, base, "", nil, err

@@ -173,3 +173,45 @@ func TestSetupFailure(t *testing.T) {
 		t.Errorf("a table was printed after a setup failure:\n%s", stdout.String())
 	}
 }
+
+// TestSmokeDSNPlaintextRefused: against a server that requires encryption (tdstest's setting
+// ON refuses a client that sends NOT_SUP), the plaintext arms are left out with a note, the
+// workload bytes are counted through TLS, and the TLS arms are measured, idle figure included.
+func TestSmokeDSNPlaintextRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures for a second")
+	}
+	srv, err := tdstest.NewServer(tdstest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	args := []string{"-mode", "driver", "-rounds", "1", "-size", "2048", "-rows", "20", "-idle-conns", "2", "-idle-rounds", "1",
+		"-cells", "varbinary/4096$|narrow|idle", "-duration", "1s", "-dsn", srv.DSN("TrustServerCertificate=true")}
+	if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("run = %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	out, errs := stdout.String(), stderr.String()
+	for _, want := range []string{"leaving the native plain arm out", "leaving the bridged plain arm out", "counting through TLS instead"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	// One note per arm for the cells (the idle figure notes its own), without a doubled prefix.
+	if n := strings.Count(errs, "packet size 4096: connect: TLS Handshake failed"); n != 1 || strings.Contains(errs, "bench: bench:") {
+		t.Errorf("the native plain arm's failure is noted %d times (want 1), or with a doubled prefix:\n%s", n, errs)
+	}
+	if !strings.Contains(out, "(TLS bytes (TDS plus record overhead) received)") {
+		t.Errorf("the narrow-rows cell does not say its bytes were counted through TLS:\n%s", out)
+	}
+	if lineWith(out, "narrow rows x20", armNativeTLS) == "" || lineWith(out, armBridgedTLS, "/row") == "" {
+		t.Errorf("narrow-rows TLS arms missing:\n%s", out)
+	}
+	if lineWith(out, armNativePlain, "/row") != "" {
+		t.Errorf("a plaintext arm was measured against a server that refuses plaintext:\n%s", out)
+	}
+	if idle := strings.SplitN(out, "== Idle", 2); len(idle) != 2 || lineWith(idle[1], armBridgedTLS+"  ", "[") == "" || lineWith(idle[1], armNativePlain) != "" {
+		t.Errorf("want an idle figure for the TLS arms alone:\n%s", out)
+	}
+}
