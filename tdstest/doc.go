@@ -90,8 +90,8 @@
 // without ALL_HEADERS, no collation at 7.0) and SQL batches only: RPC and transaction manager
 // requests, and (max) values, need TDS 7.2 and get an ERROR.
 //
-// MS-TDS 3.3.5.1 says the first message SHOULD be PRELOGIN; legacy clients (FreeTDS with
-// tds version 7.0, for example) send LOGIN7 first. Such a client cannot negotiate encryption, so
+// MS-TDS 3.3.5.1 expects PRELOGIN (or a TLS ClientHello) as the first message; legacy clients
+// (FreeTDS with tds version 7.0, for example) send LOGIN7 first, and SQL Server accepts them. Such a client cannot negotiate encryption, so
 // the server treats it as one whose PRELOGIN says NOT_SUP (the table of MS-TDS 2.2.6.5): with the
 // setting OFF or NOT_SUP the login proceeds without encryption; with ON, which requires
 // encryption, the server answers with ERROR 18456 naming the reason and closes the connection. A

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
 
@@ -88,4 +89,54 @@ func Example_faults() {
 	// Output:
 	// true 18456
 	// <nil>
+}
+
+// Queries with arguments reach the server as sp_executesql; SeriesQuery and WideRowsQuery give
+// many rows, and the same statements run unchanged on SQL Server 2022.
+func Example_parameters() {
+	srv, err := tdstest.NewServer(tdstest.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	db, err := sql.Open("sqlserver", srv.DSN("encrypt=true", "certificate="+srv.CAFile(), "hostnameincertificate=localhost"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+
+	var n int64
+	var s string
+	if err := db.QueryRow("SELECT @p1, @p2", int64(42), "forty-two").Scan(&n, &s); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(n, s)
+
+	rows, err := db.Query(tdstest.SeriesQuery, 3) // a Go int travels as bigint
+	if err != nil {
+		log.Fatal(err)
+	}
+	var series []int64
+	for rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			log.Fatal(err)
+		}
+		series = append(series, n)
+	}
+	rows.Close()
+	fmt.Println(series)
+
+	var id int
+	var name, amount string
+	var ts time.Time
+	var flag bool
+	if err := db.QueryRow(tdstest.WideRowsQuery, 1).Scan(&id, &name, &ts, &amount, &flag); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(id, name, ts.Format(time.DateTime), amount, flag)
+	// Output:
+	// 42 forty-two
+	// [1 2 3]
+	// 1 name-1 2026-01-01 00:00:01 0.2500 true
 }

@@ -122,7 +122,9 @@ func TestParseBatchUnsupported(t *testing.T) {
 }
 
 func FuzzParseBatch(f *testing.F) {
-	for _, s := range []string{"SELECT 1", "SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 5)", "set a b; select @@spid", "/*", "N'"} {
+	for _, s := range []string{"SELECT 1", "SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 5)", "set a b; select @@spid", "/*", "N'",
+		SeriesQuery, WideRowsQuery, createBulkTable, "SELECT COUNT_BIG(*), SUM(CAST(id AS bigint)) FROM #t",
+		"INSERT BULK [#t] ([id] int, [name] nvarchar(50)) WITH (TABLOCK)", "SET NOCOUNT ON; SELECT DATALENGTH(@p1)"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -137,3 +137,49 @@ func TestRPCEchoBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestRPCTransactionDescriptor: an RPC carrying the descriptor of the open transaction runs; one
+// naming no open transaction is refused with a clear error and the connection stays usable.
+func TestRPCTransactionDescriptor(t *testing.T) {
+	s, _ := startServer(t, Config{})
+	c := dialRaw(t, s)
+	c.connect(s, 4096)
+	one := []rpcParamBytes{{"bigint", []byte{0x26, 8}, cat([]byte{8}, le64(1))}}
+	resp, err := c.rpc(executeSQLMessage("SELECT @p1", false, 99, one))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(resp, appendUCS2(nil, "no transaction is open")) || !lastDoneFailed(resp) {
+		t.Fatalf("stale descriptor: %x", resp)
+	}
+	resp, err = c.query("BEGIN TRAN")
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin, ok := findToken(resp, tokenEnvChange)
+	if !ok || begin.env != envBeginTran || len(begin.raw) != 10 || begin.raw[0] != 8 {
+		t.Fatalf("BEGIN TRAN: %x", resp)
+	}
+	desc := binary.LittleEndian.Uint64(begin.raw[1:9])
+	for _, tc := range []struct {
+		desc uint64
+		ok   bool
+	}{{desc, true}, {0, true}, {desc + 1, false}} {
+		resp, err := c.rpc(executeSQLMessage("SELECT @p1, @@TRANCOUNT", false, tc.desc, one))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if failed := lastDoneFailed(resp); failed == tc.ok {
+			t.Fatalf("descriptor %d (open %d): error %v, response %x", tc.desc, desc, failed, resp)
+		}
+	}
+}
+
+// lastDoneFailed reports whether a response ends with a DONE or DONEPROC with the error bit.
+func lastDoneFailed(resp []byte) bool {
+	if len(resp) < 13 {
+		return true
+	}
+	d := resp[len(resp)-13:]
+	return d[0] != tokenDone && d[0] != tokenDoneProc || binary.LittleEndian.Uint16(d[1:])&doneError != 0
+}

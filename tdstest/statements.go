@@ -18,6 +18,9 @@ type sqlError struct {
 
 func (e *sqlError) Error() string { return fmt.Sprintf("tdstest: error %d: %s", e.Number, e.Msg) }
 
+// Unwrap makes every *sqlError a refused statement (errUnsupported): the connection stays usable.
+func (e *sqlError) Unwrap() error { return errUnsupported }
+
 // maxSeriesRows bounds the rows of one GENERATE_SERIES (see doc.go).
 const maxSeriesRows = 10_000_000
 
