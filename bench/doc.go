@@ -17,7 +17,8 @@
 // rounds support it (see targets.go).
 //
 // Output: a table on stdout, a progress line on stderr, and optionally -json FILE (every sample)
-// and -plot FILE.svg (grouped bars of client CPU per MiB/MB by cell and arm).
+// and -plot FILE.svg (grouped bars by cell and arm: client CPU per MiB of the value cells, per
+// operation of the workload cells relative to native TLS, per MB of the transport cells).
 //
 // Modes:
 //

@@ -62,18 +62,24 @@ func writePlotFile(path string, r *report) error {
 	return writeFile(path, r, writeSVG)
 }
 
-// plotPanels turns the report into panels: the driver value cells in client CPU ms/MiB, and the
+// plotPanels turns the report into panels: the driver value cells in client CPU ms/MiB, the
+// workload cells relative to native TLS, and the
 // transport and floor cells in client CPU ms/MB.
 func plotPanels(r *report) []plotPanel {
 	var panels []plotPanel
-	var cells []*cellResult
+	var cells, loads []*cellResult
 	for _, c := range r.cellsOf(groupDriver) {
-		if c.Workload == "" { // workload cells: per MiB of a few bytes would dwarf the value cells
+		if c.Workload == "" {
 			cells = append(cells, c)
+		} else { // per MiB of a few bytes would dwarf the value cells: a panel of their own
+			loads = append(loads, c)
 		}
 	}
 	if len(cells) > 0 {
 		panels = append(panels, plotPanel{title: "Driver: client CPU ms per MiB (median, whisker = spread)", groups: plotGroups(cells, func(a *armResult) summary { return a.CPUPerMiB })})
+	}
+	if len(loads) > 0 {
+		panels = append(panels, plotPanel{title: "Driver workloads: client CPU per operation over native TLS's median (whisker = spread)", groups: relativeGroups(loads, armNativeTLS)})
 	}
 	cells = append(r.cellsOf(groupTransport), r.cellsOf(groupFloor)...)
 	if len(cells) > 0 {
@@ -94,6 +100,30 @@ func plotGroups(cells []*cellResult, metric func(*armResult) summary) []plotGrou
 			}
 			lo, hi := s.spread()
 			g.bars = append(g.bars, plotBar{arm: a.Name, median: s.Median, lo: lo, hi: hi})
+		}
+		gs = append(gs, g)
+	}
+	return gs
+}
+
+// relativeGroups makes one group per cell with one bar per measured arm: the arm's CPU per
+// operation (median and spread) divided by the median of the cell's base arm; cells without the
+// base arm are left out.
+func relativeGroups(cells []*cellResult, base string) []plotGroup {
+	var gs []plotGroup
+	for _, c := range cells {
+		b := c.arm(base)
+		if b == nil || b.CPU.N == 0 || b.CPU.Median <= 0 {
+			continue
+		}
+		g := plotGroup{label: c.Name}
+		for _, a := range c.Arms {
+			if a.CPU.N == 0 {
+				continue
+			}
+			lo, hi := a.CPU.spread()
+			m := b.CPU.Median
+			g.bars = append(g.bars, plotBar{arm: a.Name, median: a.CPU.Median / m, lo: lo / m, hi: hi / m})
 		}
 		gs = append(gs, g)
 	}
