@@ -332,3 +332,25 @@ func FuzzDecodeBulkLoad(f *testing.F) {
 		}
 	})
 }
+
+func TestDecimalFits(t *testing.T) {
+	tests := []struct {
+		mag  []byte
+		prec uint8
+		want bool
+	}{
+		{le32(9999), 4, true},
+		{le32(10000), 4, false},
+		{le64(999999999999999999), 18, true},
+		{le64(1000000000000000000), 18, false},
+		{le64(1<<64 - 1), 20, true},
+		{cat(le64(0), le64(1)), 20, true},      // 2^64 < 10^20
+		{cat(le64(0), le64(1)), 19, false},     // 2^64 >= 10^19
+		{cat(le64(0), le64(1<<63)), 38, false}, // 2^127 >= 10^38
+	}
+	for _, tc := range tests {
+		if got := decimalFits(tc.mag, tc.prec); got != tc.want {
+			t.Errorf("decimalFits(%x, %d) = %v", tc.mag, tc.prec, got)
+		}
+	}
+}

@@ -235,6 +235,17 @@ const maxDateDays = 3652058
 
 // decimalFits reports whether the little-endian magnitude mag has at most prec decimal digits.
 func decimalFits(mag []byte, prec uint8) bool {
+	small := true
+	for _, c := range mag[min(8, len(mag)):] {
+		small = small && c == 0
+	}
+	if small {
+		var u uint64
+		for i := min(8, len(mag)) - 1; i >= 0; i-- {
+			u = u<<8 | uint64(mag[i])
+		}
+		return prec >= 20 || u < pow10[prec] // 2^64 < 10^20
+	}
 	m := new(big.Int)
 	be := make([]byte, len(mag))
 	for i, c := range mag {
@@ -243,3 +254,12 @@ func decimalFits(mag []byte, prec uint8) bool {
 	m.SetBytes(be)
 	return m.Cmp(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(prec)), nil)) < 0
 }
+
+// pow10 holds 10^0 .. 10^19.
+var pow10 = func() (p [20]uint64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
