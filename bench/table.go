@@ -104,7 +104,7 @@ func writeValueCells(p printer, r *report, cells []*cellResult) {
 			armMedian(c, armNativePlain), armMedian(c, armBridgedPlain),
 			fmtRatio(c.ratioOf(armBridgedTLS, armNativeTLS)), fmtRatio(c.ratioOf(armBridgedPlain, armNativePlain)))
 	}
-	p("\n== Driver: the transport's part of the TLS figures, ms/MiB (medians; needs the floor cells) ==\n")
+	p("\n== Driver: the transport's part of the TLS figures, ms/MiB (from medians: descriptive; the ratios are the evidence) ==\n")
 	p("driver = cheaper plain arm - TCP read floor (an upper bound of the driver's own work); transport = TLS arm - driver;\n")
 	p("share = transport / TLS arm; x floor = transport / floor; gain taken = (native - bridged) / (native - floor), transports\n")
 	p("cell\tfloor\tdriver\tnative transport (share)\tbridged transport (share)\tnative x floor\tbridged x floor\tgain taken\n")
