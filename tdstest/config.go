@@ -36,6 +36,13 @@ type Config struct {
 	// User and Password are the only credentials accepted; empty means DefaultUser and
 	// DefaultPassword. The user name is compared case-insensitively, the password exactly.
 	User, Password string
+	// FedAuthToken, when not empty, makes the server accept federated authentication with a
+	// security token (MS-TDS 2.2.6.4 FEDAUTH, library 0x01) equal to it: a LOGIN7 whose
+	// FeatureExt carries FEDAUTH with this token logs in (the response acknowledges the
+	// feature in FEATUREEXTACK); any other token is refused with error 18456, "Login failed
+	// for user '<token-identified principal>'". The PRELOGIN reply then answers a client's
+	// FEDAUTHREQUIRED with 1. User and password logins are still accepted.
+	FedAuthToken string
 	// Cert selects the server certificate (made at Start): CertECDSA (default), CertRSA2048 or
 	// CertLargeChain (a chain of more than 4096 bytes).
 	Cert CertKind

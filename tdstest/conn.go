@@ -91,6 +91,10 @@ type conn struct {
 	valBuf     []byte // column values and streamed rows being encoded
 	reqBuf     []byte // the request message being read
 
+	// fedAuthRequired: the PRELOGIN reply carried FEDAUTHREQUIRED=1 (Config.FedAuthToken set
+	// and the client offered FEDAUTHREQUIRED); a FEDAUTH login must echo it.
+	fedAuthRequired bool
+
 	// Session state of statements.
 	nocount bool                  // SET NOCOUNT ON: DONE tokens without the count bit
 	fmtOnly bool                  // SET FMTONLY ON: result metadata only, no rows
@@ -321,7 +325,8 @@ func (c *conn) prelogin() (connState, error) {
 }
 
 func (c *conn) writePrelogin(client *prelogin.Message, reply prelogin.Encryption) error {
-	payload, err := preloginReply(client, reply)
+	c.fedAuthRequired = client.HasFedAuthRequired && c.srv.Config.FedAuthToken != ""
+	payload, err := preloginReply(client, reply, c.fedAuthRequired)
 	if err != nil {
 		return err
 	}
@@ -453,7 +458,12 @@ func (c *conn) login() (connState, error) {
 		c.loginFailed(l.UserName, "integrated authentication (SSPI) is not supported by tdstest")
 		return stateDone, errors.New("login refused: SSPI")
 	}
-	if !strings.EqualFold(l.UserName, cfg.user()) || l.Password != cfg.password() {
+	if l.FedAuth != nil {
+		if why := c.checkFedAuth(l.FedAuth); why != "" {
+			c.loginFailed(tokenPrincipal, why)
+			return stateDone, fmt.Errorf("login failed for %s: %s", tokenPrincipal, why)
+		}
+	} else if !strings.EqualFold(l.UserName, cfg.user()) || l.Password != cfg.password() {
 		c.loginFailed(l.UserName, "wrong user name or password")
 		return stateDone, fmt.Errorf("login failed for user %q: wrong user name or password", l.UserName)
 	}
@@ -487,6 +497,9 @@ func (c *conn) login() (connState, error) {
 	}
 	b = appendEnvChangeString(b, envLanguage, "us_english", "")
 	b = appendLoginAck(b, loginAckVersion(l.TDSVersion))
+	if l.FedAuth != nil {
+		b = appendFeatureExtAckFedAuth(b)
+	}
 	b = appendEnvChangePacketSize(b, size, c.packetSize)
 	b = c.appendDone(b, doneFinal, 0, 0)
 	c.scratch = b

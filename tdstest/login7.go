@@ -53,8 +53,9 @@ type login7 struct {
 	CtlIntName    string // client interface library name
 	Language      string
 	Database      string
-	SSPILen       int  // bytes of SSPI data (integrated authentication)
-	FeatureExt    bool // a FeatureExt block was present and well formed
+	SSPILen       int           // bytes of SSPI data (integrated authentication)
+	FeatureExt    bool          // a FeatureExt block was present and well formed
+	FedAuth       *fedAuthLogin // the FEDAUTH feature; nil when absent
 }
 
 // supportedTDSVersion reports whether the server can talk the version a LOGIN7 asks for.
@@ -181,6 +182,11 @@ func parseLogin7(b []byte) (*login7, error) {
 			return nil, err
 		}
 		l.FeatureExt = true
+		fa, err := parseFedAuthFeature(b)
+		if err != nil {
+			return nil, err
+		}
+		l.FedAuth = fa
 	} else {
 		off, n := int(le.Uint16(b[56:])), int(le.Uint16(b[58:]))
 		if _, err := login7Slice(b, "Unused", off, n); err != nil {

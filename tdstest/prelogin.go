@@ -20,7 +20,9 @@ var serverPreloginVersion = prelogin.Version{Major: 16, Minor: 0, Build: 1000}
 const maxPreloginMessage = 16 << 10
 
 // preloginReply builds the server's PRELOGIN response to a client's message with ENCRYPTION enc.
-func preloginReply(client *prelogin.Message, enc prelogin.Encryption) ([]byte, error) {
+// FEDAUTHREQUIRED is answered when the client sent it: 1 when fedAuth (the server takes a
+// security token), else 0.
+func preloginReply(client *prelogin.Message, enc prelogin.Encryption, fedAuth bool) ([]byte, error) {
 	var m prelogin.Message
 	m.Version, m.HasVersion = serverPreloginVersion, true
 	m.Encryption, m.HasEncryption = enc, true
@@ -29,6 +31,9 @@ func preloginReply(client *prelogin.Message, enc prelogin.Encryption) ([]byte, e
 	m.MARS, m.HasMARS = 0, true
 	if client.HasFedAuthRequired {
 		m.FedAuthRequired, m.HasFedAuthRequired = 0, true
+		if fedAuth {
+			m.FedAuthRequired = 1
+		}
 	}
 	b, err := m.Encode(nil)
 	if err != nil {
