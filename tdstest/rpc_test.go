@@ -33,6 +33,12 @@ func nvarcharParam(s string, n int) ([]byte, []byte) {
 // executeSQLMessage builds an RPC request calling sp_executesql (by ProcID 10, or by name) with
 // the statement, the @params declarations and the parameters @p1, @p2, ...
 func executeSQLMessage(stmt string, byName bool, tranDesc uint64, params []rpcParamBytes) []byte {
+	return executeSQLMessageNames(stmt, byName, tranDesc, params, true)
+}
+
+// executeSQLMessageNames is executeSQLMessage with the parameters named in the request (@p1,
+// ...) or, without named, sent positionally with empty names.
+func executeSQLMessageNames(stmt string, byName bool, tranDesc uint64, params []rpcParamBytes, named bool) []byte {
 	b := cat(le32(22), le32(18), le16(2), le64(tranDesc), le32(1)) // ALL_HEADERS
 	if byName {
 		name := appendUCS2(nil, "sp_executesql")
@@ -43,7 +49,9 @@ func executeSQLMessage(stmt string, byName bool, tranDesc uint64, params []rpcPa
 	b = append(b, 0, 0) // OptionFlags
 	var decls []string
 	for i, p := range params {
-		decls = append(decls, "@p"+strconv.Itoa(i+1)+" "+p.decl)
+		if p.decl != "" { // an empty decl sends a value that @params does not declare
+			decls = append(decls, "@p"+strconv.Itoa(i+1)+" "+p.decl)
+		}
 	}
 	ti, v := nvarcharParam(stmt, 4000)
 	b = cat(b, []byte{0}, []byte{0}, ti, v) // unnamed @stmt, status 0
@@ -51,6 +59,9 @@ func executeSQLMessage(stmt string, byName bool, tranDesc uint64, params []rpcPa
 	b = cat(b, []byte{0}, []byte{0}, ti, v) // unnamed @params
 	for i, p := range params {
 		name := appendUCS2(nil, "@p"+strconv.Itoa(i+1))
+		if !named {
+			name = nil
+		}
 		b = cat(b, []byte{byte(len(name) / 2)}, name, []byte{0}, p.typeInfo, p.value)
 	}
 	return b
@@ -182,4 +193,30 @@ func lastDoneFailed(resp []byte) bool {
 	}
 	d := resp[len(resp)-13:]
 	return d[0] != tokenDone && d[0] != tokenDoneProc || binary.LittleEndian.Uint16(d[1:])&doneError != 0
+}
+
+// TestRPCPositionalParams: parameters sent without names take the names of @params in order.
+func TestRPCPositionalParams(t *testing.T) {
+	s, _ := startServer(t, Config{})
+	c := dialRaw(t, s)
+	c.connect(s, 4096)
+	params := echoParams[:5]
+	resp, err := c.rpc(executeSQLMessageNames("SELECT @p5, @p1", false, 0, params, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cat([]byte{tokenRow}, params[4].value, params[0].value, []byte{tokenDoneInProc})
+	if !bytes.Contains(resp, want) || lastDoneFailed(resp) {
+		t.Fatalf("response %x lacks %x", resp, want)
+	}
+	// More values than declarations: SQL Server's error 8144.
+	undeclared := params[0]
+	undeclared.decl = ""
+	resp, err = c.rpc(executeSQLMessageNames("SELECT 1", false, 0, append(params[:1:1], undeclared), false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(resp, appendUCS2(nil, "too many arguments")) || !lastDoneFailed(resp) {
+		t.Fatalf("too many arguments: %x", resp)
+	}
 }

@@ -549,3 +549,56 @@ func checkWorkloadTransactions(t *testing.T, db *sql.DB) {
 		}
 	}
 }
+
+// TestGoMSSQLDBBulkTypes: a temporary table of every column type of the contract, loaded with
+// CopyIn (values and NULLs), counted and summed.
+func TestGoMSSQLDBBulkTypes(t *testing.T) {
+	db, _ := openWorkloadDB(t, workloadModes[2]) // native, encrypt=true
+	ctx := testContext(t)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cols := []string{"bi", "b", "ti", "si", "i", "f", "r", "n", "v", "nv", "nvm", "vb", "vbm", "d", "tm", "dt2", "dto", "g"}
+	if _, err := conn.ExecContext(ctx, "CREATE TABLE #all (bi bigint NOT NULL, b bit, ti tinyint, si smallint, i int, f float, r real, "+
+		"n numeric(10,2), v varchar(20), nv nvarchar(20), nvm nvarchar(max), vb varbinary(16), vbm varbinary(max), d date, "+
+		"tm time(7), dt2 datetime2(3), dto datetimeoffset(7), g uniqueidentifier)"); err != nil {
+		t.Fatal(err)
+	}
+	stmt, err := conn.PrepareContext(ctx, mssql.CopyIn("#all", mssql.BulkOptions{}, cols...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 5, 6, 7, 8, 9, 123456700, time.FixedZone("", 3600))
+	const rows = 300
+	for i := 1; i <= rows; i++ {
+		vals := []any{int64(i), i%2 == 0, int64(i % 256), int64(-i), int64(i * 1000), float64(i) / 3, float64(i) / 8,
+			fmt.Sprintf("%d.%02d", i, i%100), "v" + fmt.Sprint(i), "ñ" + fmt.Sprint(i), strings.Repeat("m", 5000+i),
+			[]byte{byte(i), 1}, bytes.Repeat([]byte{byte(i)}, 9000), at, at, at, at,
+			[]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, byte(i)}}
+		if i%4 == 0 {
+			for k := 1; k < len(vals); k++ {
+				vals[k] = nil
+			}
+		}
+		if _, err := stmt.ExecContext(ctx, vals...); err != nil {
+			t.Fatalf("row %d: %v", i, err)
+		}
+	}
+	res, err := stmt.ExecContext(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != rows {
+		t.Fatalf("CopyIn: %d rows", n)
+	}
+	_ = stmt.Close()
+	var count, sum int64
+	if err := conn.QueryRowContext(ctx, "SELECT COUNT_BIG(*), SUM(CAST(bi AS bigint)) FROM #all").Scan(&count, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if count != rows || sum != rows*(rows+1)/2 {
+		t.Fatalf("COUNT_BIG, SUM = %d, %d", count, sum)
+	}
+}
