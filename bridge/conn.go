@@ -52,18 +52,9 @@ type Conn struct {
 	hsMessages int
 	hsRead     int64
 
-	// coalesce and noBlock are the modes Reader sets around its reads of
-	// the tls.Conn (see readPassthrough): coalesce > 0 lets a Read hand
-	// over, after the current record, the complete application-data
-	// records longer than coalesce that follow; noBlock makes a Read fail
-	// at once with errWouldBlock instead of reading the socket.
-	coalesce atomic.Int32
-	noBlock  atomic.Bool
-	// calls counts Reads in passthrough mode and extra is the number of
-	// records the last one began beyond the first. Reader uses them to
-	// track how many records the tls.Conn holds unread.
-	calls atomic.Uint64
-	extra atomic.Int32
+	// steer carries the modes a Reader sets around its reads of the
+	// tls.Conn and what each passthrough Read handed over (see readSteer).
+	steer readSteer
 
 	// Write side, protected by wmu. Lock order: rmu before wmu.
 	wmu  sync.Mutex

@@ -66,16 +66,16 @@ func (c *Conn) CoalesceRecords(cs tls.ConnectionState) error {
 // most one record.
 //
 // Two modes, set by Reader around its reads of the tls.Conn:
-//   - coalescing (c.coalesce = n > 0, or for good after CoalesceRecords,
-//     c.batch = n > 0): after the current record, the call
+//   - coalescing (c.steer's threshold n > 0, or for good after
+//     CoalesceRecords, c.batch = n > 0): after the current record, the call
 //     also hands over the following records that readyRecord(n) approves
 //     (complete here, application data, longer than n), as many as fit in
 //     p, the last one possibly in part (the tls.Conn asks for its rest
 //     later, and it is complete here). crypto/tls allocates a little on
 //     every read of its underlying conn, so a batch per call saves both
-//     calls and allocations. c.extra records how many records the call
+//     calls and allocations. c.steer.handed records how many records the call
 //     began beyond the first.
-//   - no-block (c.noBlock): the call never touches the socket: it serves
+//   - no-block (c.steer's no-block mode): the call never touches the socket: it serves
 //     only an approved record and otherwise returns errWouldBlock.
 //
 // Called with rmu held.
@@ -83,14 +83,14 @@ func (c *Conn) readPassthrough(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	c.calls.Add(1)
-	minLen := int(c.coalesce.Load())
+	c.steer.begin()
+	minLen, noBlock := c.steer.mode()
 	if minLen == 0 {
 		minLen = c.batch
 	}
-	if c.noBlock.Load() {
+	if noBlock {
 		if minLen <= 0 || !c.ra.readyRecord(minLen) {
-			c.extra.Store(0)
+			c.steer.handed(0)
 			return 0, errWouldBlock
 		}
 		return c.handExtra(p, c.ra.readRecord(p), minLen), nil
@@ -109,7 +109,7 @@ func (c *Conn) readPassthrough(p []byte) (int, error) {
 }
 
 // handExtra appends to p[:n] the approved records that follow, when
-// minLen > 0, and records in c.extra how many it began. After
+// minLen > 0, and records with c.steer.handed how many it began. After
 // CoalesceRecords (no Reader at work) it also hands the buffered start of
 // an application-data record longer than minLen that the buffer ends
 // with, so that the tls.Conn's read for its rest finds the buffer empty
@@ -125,7 +125,7 @@ func (c *Conn) handExtra(p []byte, n, minLen int) int {
 		n += c.ra.readRecord(p[n:])
 		k++
 	}
-	c.extra.Store(int32(k))
+	c.steer.handed(k)
 	return n
 }
 

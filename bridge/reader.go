@@ -106,16 +106,16 @@ func (r *Reader) Read(p []byte) (int, error) {
 			r.minLen = emptyRecordLen(cs)
 		}
 	}
-	r.b.coalesce.Store(r.minLen) // 0 until the handshake is done: no batches
+	r.b.steer.coalesce(r.minLen) // 0 until the handshake is done: no batches
 	n, err := r.readTLS(p)
 	if err != nil || n == len(p) || r.minLen == 0 {
-		r.b.coalesce.Store(0)
+		r.b.steer.coalesce(0)
 		return n, err
 	}
 	for n < len(p) && (r.held > 0 || r.b.recordReady(r.minLen)) {
-		r.b.noBlock.Store(true)
+		r.b.steer.setNoBlock(true)
 		m, err := r.readTLS(p[n:])
-		r.b.noBlock.Store(false)
+		r.b.steer.setNoBlock(false)
 		n += m
 		if err != nil {
 			if !errors.Is(err, errWouldBlock) {
@@ -124,7 +124,7 @@ func (r *Reader) Read(p []byte) (int, error) {
 			break
 		}
 	}
-	r.b.coalesce.Store(0)
+	r.b.steer.coalesce(0)
 	return n, nil
 }
 
@@ -136,11 +136,11 @@ func (r *Reader) Read(p []byte) (int, error) {
 // one no-block Read that finds nothing, too low ends a batch early; the
 // data is right either way.
 func (r *Reader) readTLS(q []byte) (int, error) {
-	calls := r.b.calls.Load()
+	calls := r.b.steer.reads()
 	m, err := r.tc.Read(q)
 	switch {
-	case r.b.calls.Load() != calls:
-		r.held = int(r.b.extra.Load())
+	case r.b.steer.reads() != calls:
+		r.held = r.b.steer.lastExtra()
 	case !r.partial && r.held > 0:
 		r.held--
 	}

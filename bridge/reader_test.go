@@ -238,8 +238,8 @@ func TestReaderSkipsShortAndOtherRecords(t *testing.T) {
 }
 
 func setModes(b *Conn, minLen int32, noBlock bool) {
-	b.coalesce.Store(minLen)
-	b.noBlock.Store(noBlock)
+	b.steer.coalesce(minLen)
+	b.steer.setNoBlock(noBlock)
 }
 
 // In coalescing mode a blocking Read hands over its record and then the
@@ -264,8 +264,8 @@ func TestCoalescingHandout(t *testing.T) {
 	if err != nil || n != len(buf) || !bytes.Equal(buf, bytes.Join(recs, nil)[:len(buf)]) {
 		t.Fatalf("Read = %d, %v; want the first record, the second and half the third", n, err)
 	}
-	if b.extra.Load() != 2 {
-		t.Fatalf("extra = %d, want 2", b.extra.Load())
+	if b.steer.lastExtra() != 2 {
+		t.Fatalf("extra = %d, want 2", b.steer.lastExtra())
 	}
 	buf = make([]byte, 1000)
 	n, err = b.Read(buf)
