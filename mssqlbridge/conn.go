@@ -65,7 +65,7 @@ var allowedTransitions = [...]uint8{
 // with its own encryption disabled, talks plaintext TDS to it; the conn negotiates the user's
 // encryption with the server on the driver's PRELOGIN (see negotiate.go), runs TLS through a
 // bridge.Conn, and from then on maps each driver Write (one TDS packet) to one TLS record and
-// serves the driver's Reads from a read-ahead buffer.
+// passes the driver's Reads to the tls.Conn or the bridge (see Read).
 //
 // Concurrency: as net.Conn requires, every method may be called from any goroutine. Reads are
 // serialized by rmu and Writes by wmu, so a Read and a Write (go-mssqldb's ATTENTION on
@@ -233,6 +233,9 @@ func (c *conn) Read(p []byte) (int, error) {
 		}
 		n := copy(p, c.pending)
 		c.pending = c.pending[n:]
+		if len(c.pending) == 0 {
+			c.pending = nil // an idle connection keeps nothing of the reply
+		}
 		return n, nil
 	}
 	if s := c.state(); !settled(s) {
