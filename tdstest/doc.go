@@ -50,6 +50,10 @@
 //     open one is refused.
 //   - WAITFOR DELAY 'hh:mm[:ss[.fff]]'.
 //
+// A request other than a bulk load is at most 4 MiB; a bulk load is decoded as it arrives, in
+// constant memory. A result streams to its end: an ATTENTION that arrives meanwhile is answered
+// after it (WAITFOR DELAY is the exception, it ends at once).
+//
 // Any other statement, procedure or request gets an ERROR token (SQL Server's number where
 // tdstest mimics its check, such as 137 for an undeclared variable or 208 for a missing table,
 // otherwise 50000, class 16) whose message names what was refused; the connection stays usable.

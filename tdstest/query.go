@@ -13,11 +13,11 @@ import (
 // is not one the server answers. The connection stays usable.
 var errUnsupported = errors.New("tdstest: unsupported statement")
 
-// supportedHelp lists what the server answers, for error messages.
-const supportedHelp = "the tdstest server answers SELECT <integer>, SELECT @@SPID/@@VERSION/@@SERVERNAME/@@TRANCOUNT, SELECT DB_NAME(), " +
-	"SELECT N'<text>', SELECT REPLICATE(CAST(N'<s>' AS nvarchar(max)), <n>), " +
-	"SELECT CAST(REPLICATE(CAST('<s>' AS varchar(max)), <n>) AS varbinary(max)), SET ..., USE <db>, " +
-	"WAITFOR DELAY 'hh:mm:ss', and BEGIN TRAN/COMMIT/ROLLBACK"
+// supportedHelp lists what the server answers, for error messages (doc.go has the full list).
+const supportedHelp = "the tdstest server answers SELECT of literals, @@ variables, DB_NAME(), parameters and DATALENGTH(@p), " +
+	"REPLICATE of nvarchar(max)/varbinary(max), SELECT value FROM GENERATE_SERIES(CAST(1 AS bigint), @p1) and its wide form, " +
+	"CREATE/DROP TABLE #t, INSERT BULK, SELECT COUNT(*)/COUNT_BIG(*), SUM(CAST(col AS bigint)) FROM #t, SET ..., USE <db>, " +
+	"WAITFOR DELAY 'hh:mm:ss', and BEGIN TRAN/COMMIT/ROLLBACK; see the package documentation"
 
 type stmtKind uint8
 

@@ -16,9 +16,6 @@ func (p *parser) typeDecl() (typeInfo, error) {
 	}
 	p.i++
 	name := strings.ToLower(t.text)
-	if i := strings.LastIndexByte(name, '.'); i >= 0 && strings.HasPrefix(name, "sys.") {
-		name = name[i+1:]
-	}
 	fixed := map[string]typeInfo{
 		"bit":              {Type: dtBitN, Size: 1},
 		"tinyint":          {Type: dtIntN, Size: 1},
