@@ -27,15 +27,18 @@
 // straight to the socket. Write passes the caller's slice to one socket
 // Write, without copying, so with tls.Config.DynamicRecordSizingDisabled
 // one TDS packet stays one record. Read goes through a read-ahead buffer
-// (64 KiB or more) and hands the TLS layer at most one record per call, so
-// the bridge always knows whether the next record is already complete in
-// the buffer and what its type and length are, and nothing after a record
-// has reached the TLS layer when the caller switches to plaintext. Reader
-// uses that to coalesce records without blocking: only in its no-block
-// mode does a Read hand over several records, all complete, all
-// application data. The socket is read only when the layer above asked for
-// bytes that are not buffered: if nobody reads, nothing is read and TCP
-// pushes back on the peer.
+// (64 KiB or more, taken from a pool while it holds bytes, so an idle
+// connection holds none) and by default hands the TLS layer at most one
+// record per call, so the bridge always knows whether the next record is
+// already complete in the buffer and what its type and length are, and
+// nothing after a record has reached the TLS layer when the caller
+// switches to plaintext. Reader uses that to coalesce records without
+// blocking, and CoalesceRecords does the same for a tls.Conn read directly
+// (for a connection that stays in passthrough): a Read then hands over,
+// after its record, the complete application-data records that follow.
+// The socket is read only when the layer above asked for bytes that are
+// not buffered: if nobody reads, nothing is read and TCP pushes back on
+// the peer.
 //
 // Plaintext (StatePlaintext): raw bytes both ways, for login-only
 // encryption after the first LOGIN7 packet and for connections without
@@ -76,6 +79,10 @@
 //	if err := tc.HandshakeContext(ctx); err != nil { ... }
 //	if err := b.StartPassthrough(); err != nil { ... }
 //	r := bridge.NewReader(tc, b, 64<<10) // reads; tc.Write for writes
+//
+// or, to read tc directly (small reads, as a database driver makes):
+//
+//	if err := b.CoalesceRecords(tc.ConnectionState()); err != nil { ... }
 //
 // The server side is the same with Role: RoleServer and tls.Server.
 package bridge
