@@ -39,6 +39,11 @@ var (
 	// byte of the LOGIN7 message is sent; the error names the field and the packet size that
 	// would carry it. Raise the packet size, or use encrypt=true.
 	ErrSecretOutsideTLS = errors.New("mssqlbridge: a LOGIN7 secret would travel outside TLS")
+	// ErrDriverEncryption: the connector's own encryption is on although its Dialer is this
+	// package's (see Dialer): its PRELOGIN asks for encryption (encrypt=true or false), or it
+	// started its own TLS handshake (encrypt=strict). The connection is refused before
+	// anything is sent. Build the connector from Dialer.DriverConfig or DriverDSN.
+	ErrDriverEncryption = errors.New("mssqlbridge: the connector's own encryption is on; build it with encrypt=disable")
 )
 
 // errClosed is returned by calls on a closed conn; it matches net.ErrClosed.

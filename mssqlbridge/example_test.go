@@ -8,6 +8,8 @@ import (
 	"log"
 	"strings"
 
+	mssql "github.com/microsoft/go-mssqldb"
+
 	"github.com/tdsbridge/tdsbridge/mssqlbridge"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tdstest"
@@ -142,4 +144,71 @@ func ExampleErrSecretOutsideTLS() {
 	err = db.Ping()
 	fmt.Println(errors.Is(err, mssqlbridge.ErrSecretOutsideTLS))
 	// Output: true
+}
+
+// A connector built by go-mssqldb itself, here its security-token connector (Entra ID access
+// tokens), gets the bridged transport through a Dialer: the Dialer carries the DSN's
+// encryption and TLS settings, the connector is built from DriverConfig (the driver's own
+// encryption off), and the Dialer becomes the connector's Dialer. The token travels inside
+// the bridge's TLS.
+func ExampleNewDialer() {
+	srv, err := tdstest.NewServer(tdstest.Config{FedAuthToken: "token-from-your-identity-provider"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	d, err := mssqlbridge.NewDialer(srv.DSN("encrypt=true", "certificate="+srv.CAFile()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg := d.DriverConfig()
+	cfg.User, cfg.Password = "", "" // the token is the credential
+	c, err := mssql.NewSecurityTokenConnector(cfg, func(ctx context.Context) (string, error) {
+		return "token-from-your-identity-provider", nil // for example from azidentity
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	c.Dialer = d
+	db := sql.OpenDB(c)
+	defer db.Close()
+	fmt.Println(db.Ping())
+	// Output: <nil>
+}
+
+// A connector left with its own encryption on is refused on its first connection, before
+// anything reaches the server: build it from Dialer.DriverConfig or DriverDSN instead.
+func ExampleErrDriverEncryption() {
+	srv, err := tdstest.NewServer(tdstest.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	dsn := srv.DSN("encrypt=true", "certificate="+srv.CAFile())
+
+	d, err := mssqlbridge.NewDialer(dsn)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := mssql.NewConnector(dsn) // wrong: DriverDSN(dsn) or d.DriverConfig()
+	if err != nil {
+		log.Fatal(err)
+	}
+	c.Dialer = d
+	db := sql.OpenDB(c)
+	defer db.Close()
+	fmt.Println(errors.Is(db.Ping(), mssqlbridge.ErrDriverEncryption))
+	// Output: true
+}
+
+// DriverDSN turns a DSN into the one a connector built from a DSN string (azuread's, for
+// example) needs under a Dialer: the same parameters with encrypt=disable.
+func ExampleDriverDSN() {
+	drv, err := mssqlbridge.DriverDSN("sqlserver://db.example.com?database=shop&encrypt=true&fedauth=ActiveDirectoryDefault")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(drv)
+	// Output: sqlserver://db.example.com?database=shop&encrypt=disable&fedauth=ActiveDirectoryDefault
 }

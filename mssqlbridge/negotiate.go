@@ -17,6 +17,10 @@ import (
 // one is refused before it is buffered.
 const maxReplySize = tds.DefaultPacketSize
 
+// tlsHandshakeRecord is the first byte of a TLS handshake record (RFC 8446 5.1): what the
+// driver writes first when it runs TDS 8.0 itself.
+const tlsHandshakeRecord = 0x16
+
 // aLongTimeAgo is a deadline in the past, used to interrupt socket calls.
 var aLongTimeAgo = time.Unix(1, 0)
 
@@ -104,6 +108,9 @@ func (c *conn) startStrict(ctx context.Context) error {
 
 // checkPrelogin checks that p, the driver's first Write, is one whole PRELOGIN packet.
 func checkPrelogin(p []byte) error {
+	if len(p) > 0 && p[0] == tlsHandshakeRecord {
+		return fmt.Errorf("%w: the driver started its own TLS handshake (encrypt=strict in the connector's config)", ErrDriverEncryption)
+	}
 	h, err := tds.ParseHeader(p)
 	if err != nil {
 		return fmt.Errorf("%w: first packet: %w", ErrUnexpectedWrite, err)
@@ -120,8 +127,13 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 	pkt := append([]byte(nil), p...)
 	payload := pkt[tds.HeaderSize:]
 	sent := c.settings.sendValue()
-	if _, err := prelogin.SetEncryption(payload, sent); err != nil {
+	asked, err := prelogin.SetEncryption(payload, sent)
+	if err != nil {
 		return 0, nil, fmt.Errorf("%w: driver's PRELOGIN: %w", ErrUnexpectedWrite, err)
+	}
+	if asked != prelogin.EncryptNotSup {
+		// The driver would run its own TLS after the reply: inside ours, or in place of it.
+		return 0, nil, fmt.Errorf("%w: the driver's PRELOGIN asks for ENCRYPTION %v (want NOT_SUP, which encrypt=disable sends)", ErrDriverEncryption, asked)
 	}
 
 	if c.strict {
