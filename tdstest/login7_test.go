@@ -158,6 +158,11 @@ func FuzzParseLogin7(f *testing.F) {
 	in.sspi = []byte{1, 2, 3}
 	f.Add(encodeLogin7(in))
 	f.Add(make([]byte, login7HeaderLen))
+	for _, v := range []uint32{verTDS70, verTDS71A} {
+		legacy := goodLogin7()
+		legacy.version = v
+		f.Add(encodeLogin7(legacy))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := parseLogin7(b)
 		if err != nil {
