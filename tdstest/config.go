@@ -43,6 +43,12 @@ type Config struct {
 	// for user '<token-identified principal>'". The PRELOGIN reply then answers a client's
 	// FEDAUTHREQUIRED with 1. User and password logins are still accepted.
 	FedAuthToken string
+	// RouteTo, when not empty ("host:port"), routes every successful login to that server:
+	// the login response carries ENVCHANGE type 20 (routing, MS-TDS 2.2.7.9) after LOGINACK,
+	// as Azure SQL's redirect policy and read-only routing do, and the server then closes the
+	// connection. The client is expected to log in again at host:port (go-mssqldb does, and
+	// checks the certificate against host unless hostNameInCertificate is set).
+	RouteTo string
 	// Cert selects the server certificate (made at Start): CertECDSA (default), CertRSA2048 or
 	// CertLargeChain (a chain of more than 4096 bytes).
 	Cert CertKind
@@ -109,6 +115,11 @@ func (c *Config) validate() error {
 		}
 		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 			return fmt.Errorf("tdstest: Config.Addr %q: want a loopback IP address", c.Addr)
+		}
+	}
+	if c.RouteTo != "" {
+		if _, err := parseRoute(c.RouteTo); err != nil {
+			return err
 		}
 	}
 	if c.Cert > CertLargeChain {

@@ -500,6 +500,11 @@ func (c *conn) login() (connState, error) {
 	if l.FedAuth != nil {
 		b = appendFeatureExtAckFedAuth(b)
 	}
+	var rt route
+	if cfg.RouteTo != "" {
+		rt, _ = parseRoute(cfg.RouteTo) // checked by validate
+		b = appendEnvChangeRouting(b, rt)
+	}
 	b = appendEnvChangePacketSize(b, size, c.packetSize)
 	b = c.appendDone(b, doneFinal, 0, 0)
 	c.scratch = b
@@ -508,6 +513,10 @@ func (c *conn) login() (connState, error) {
 	}
 	if err := c.flush(); err != nil {
 		return stateDone, err
+	}
+	if cfg.RouteTo != "" {
+		c.logf("login of %q routed to %s:%d; closing", l.UserName, rt.host, rt.port)
+		return stateDone, nil
 	}
 	if err := c.out.SetPacketSize(size); err != nil {
 		return stateDone, fmt.Errorf("set packet size: %w", err)
