@@ -354,3 +354,26 @@ func TestDecimalFits(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseParamDecls(f *testing.F) {
+	for _, s := range []string{"@p1 bigint,@p2 nvarchar(4000)", "@P1 DECIMAL(18, 4) OUTPUT", "@x varbinary(max), @t datetime2(3)", "@a float(24)", "@"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseParamDecls(s)
+		if err != nil {
+			if !errors.Is(err, errUnsupported) {
+				t.Fatalf("error %v does not wrap errUnsupported", err)
+			}
+			return
+		}
+		for _, p := range d {
+			if !strings.HasPrefix(p.Name, "@") || p.TI.decl() == "" {
+				t.Fatalf("declaration %+v", p)
+			}
+			if _, err := readTypeInfo(wire(appendTypeInfo(nil, p.TI))); err != nil {
+				t.Fatalf("declared type %s does not survive TYPE_INFO: %v", p.TI.decl(), err)
+			}
+		}
+	})
+}
