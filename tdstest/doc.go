@@ -2,8 +2,9 @@
 //
 // A Server listens on a loopback port and speaks enough of the TDS protocol (MS-TDS) for SQL Server
 // clients to connect, log in and run a fixed set of statements (below). The same text gives the
-// same values on a real SQL Server 2022. Large values are streamed: the server never holds more
-// than a few KiB of a result in memory, so tests may ask for many MiB.
+// same values on a real SQL Server 2022. Generated values and many-row results are streamed: the
+// server holds a few KiB of them at a time, so tests may ask for many MiB (a parameter echoed back
+// is held whole, like the request that carried it).
 //
 // # What tdstest understands
 //
