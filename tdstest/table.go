@@ -102,8 +102,7 @@ func (c *conn) tableStatement(st statement, status uint16) error {
 		for _, bc := range st.cols {
 			k := t.column(bc.Name)
 			if k < 0 {
-				return &sqlError{Number: 4819, State: 1, Class: 16,
-					Msg: fmt.Sprintf("Cannot bulk load. The bulk data stream was incorrectly specified as sorted or the column %s does not exist in %s.", bc.Name, t.name)}
+				return &sqlError{Number: 207, State: 1, Class: 16, Msg: fmt.Sprintf("Invalid column name '%s'.", bc.Name)}
 			}
 			if got, want := bc.TI.decl(), t.cols[k].TI.decl(); got != want {
 				return fmt.Errorf("%w: INSERT BULK declares column %s as %s, table %s has %s", errUnsupported, bc.Name, got, t.name, want)
