@@ -1,6 +1,7 @@
 package mssqlbridge
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -38,6 +39,9 @@ type settings struct {
 	host       string           // the DSN's host, for HostName
 	keepAlive  time.Duration
 	multiIP    bool // MultiSubnetFailover: dial every address of a name at once
+	// lookup resolves host names; nil means net.DefaultResolver.LookupIPAddr. Tests set it
+	// (before the first dial) to give a name several loopback addresses.
+	lookup func(ctx context.Context, host string) ([]net.IPAddr, error)
 }
 
 // NewConnector returns a go-mssqldb connector for dsn, which may take any form go-mssqldb

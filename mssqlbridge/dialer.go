@@ -54,26 +54,48 @@ func (d *dialer) base() mssql.Dialer {
 	return &net.Dialer{KeepAlive: d.s.keepAlive}
 }
 
-// dialTCP opens the TCP connection. With the caller's dialer it passes addr through. Otherwise,
-// as go-mssqldb's own dialer does, a name with several addresses is dialed on all of them at
-// once when MultiSubnetFailover is on (go-mssqldb's default), the first to connect winning.
+// dialTCP opens the TCP connection. With the caller's dialer it passes addr through, the name
+// unresolved. Otherwise it resolves the name and dials its addresses as go-mssqldb's own
+// dialer does: all at once when MultiSubnetFailover is on (go-mssqldb's default) and the name
+// has several, the first to connect winning; else one after another in the resolver's order,
+// each attempt bounded only by ctx, until one connects.
 func (d *dialer) dialTCP(ctx context.Context, network, addr, host string) (net.Conn, error) {
-	if d.s.dialer != nil || !d.s.multiIP || net.ParseIP(host) != nil {
-		raw, err := d.base().DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, fmt.Errorf("mssqlbridge: dial %s: %w", addr, err)
-		}
-		return raw, nil
+	if d.s.dialer != nil || net.ParseIP(host) != nil {
+		return d.dialOne(ctx, network, addr)
 	}
 	_, port, _ := net.SplitHostPort(addr)
-	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	lookup := d.s.lookup
+	if lookup == nil {
+		lookup = net.DefaultResolver.LookupIPAddr
+	}
+	ips, err := lookup(ctx, host)
 	if err != nil {
 		return nil, fmt.Errorf("mssqlbridge: dial %s: %w", addr, err)
 	}
-	if len(ips) == 1 {
-		return d.dialOne(ctx, network, net.JoinHostPort(ips[0].String(), port))
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("mssqlbridge: dial %s: no address for %q", addr, host)
+	}
+	if len(ips) == 1 || !d.s.multiIP {
+		return d.dialSequential(ctx, network, ips, port)
 	}
 	return d.dialParallel(ctx, network, ips, port)
+}
+
+// dialSequential dials ips in order and returns the first connection; when none connects,
+// the error joins every attempt's. It stops early when ctx ends.
+func (d *dialer) dialSequential(ctx context.Context, network string, ips []net.IPAddr, port string) (net.Conn, error) {
+	var errs []error
+	for _, ip := range ips {
+		c, err := d.dialOne(ctx, network, net.JoinHostPort(ip.String(), port))
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, errors.Join(errs...)
 }
 
 func (d *dialer) dialOne(ctx context.Context, network, addr string) (net.Conn, error) {
