@@ -122,7 +122,12 @@ func (c *conn) runStatements(stmts []statement) (failed bool, err error) {
 		if errors.As(err, &se) || errors.Is(err, errUnsupported) {
 			c.logf("statement failed: %v", err)
 			b := c.appendErrorFor(c.scratch[:0], err)
-			b = c.appendStmtDone(b, doneError|status&doneMore, 0, 0)
+			// The request ends here: a batch's last DONE is final; inside an RPC, DONEPROC follows.
+			end := uint16(doneError)
+			if c.inProc {
+				end |= doneMore
+			}
+			b = c.appendStmtDone(b, end, 0, 0)
 			c.scratch = b[:0]
 			_, err := c.out.Write(b)
 			return true, err

@@ -602,3 +602,47 @@ func TestGoMSSQLDBBulkTypes(t *testing.T) {
 		t.Fatalf("COUNT_BIG, SUM = %d, %d", count, sum)
 	}
 }
+
+// TestTableStatementErrors: the run-time checks of the temporary table statements answer with
+// SQL Server's error numbers (or 50000 with a clear message) and the connection stays usable.
+func TestTableStatementErrors(t *testing.T) {
+	db, _ := openWorkloadDB(t, workloadModes[0]) // native, no encryption
+	ctx := testContext(t)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, createBulkTable); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		sql    string
+		number int32
+		text   string
+	}{
+		{createBulkTable, 2714, "already an object named '#t'"},
+		{"DROP TABLE #nope", 3701, "Cannot drop the table '#nope'"},
+		{"SELECT COUNT(*) FROM #nope", 208, "Invalid object name '#nope'"},
+		{"INSERT BULK #t (nope int)", 207, "Invalid column name 'nope'"},
+		{"INSERT BULK #t (id bigint)", 50000, "declares column id as bigint, table #t has int"},
+		{"SELECT * FROM #t", 50000, "SET FMTONLY ON"},
+		{"SELECT COUNT_BIG(*), SUM(CAST(flag AS bigint)) FROM #t", 50000, "first column"},
+		{"CREATE TABLE #t2 (id int); SELECT COUNT(*) FROM #nope; DROP TABLE #t2", 208, "#nope"},
+	}
+	for _, tc := range tests {
+		_, err := conn.ExecContext(ctx, tc.sql)
+		var me mssql.Error
+		if !errors.As(err, &me) || me.Number != tc.number || !strings.Contains(me.Message, tc.text) {
+			t.Errorf("%s: %v, want error %d %q", tc.sql, err, tc.number, tc.text)
+		}
+	}
+	// The failed batch ran its first statement and stopped at the error, as SQL Server does.
+	if _, err := conn.ExecContext(ctx, "DROP TABLE #t2"); err != nil {
+		t.Errorf("DROP TABLE #t2 after the failed batch: %v", err)
+	}
+	checkCounts(t, ctx, conn, 0)
+	if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS #nope; DROP TABLE #t"); err != nil {
+		t.Fatal(err)
+	}
+}
