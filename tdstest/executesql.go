@@ -56,33 +56,36 @@ func (c *conn) rpc(payload []byte) error {
 	}
 	c.out.BeginMessage(tds.TypeTabularResult, 0)
 	b := c.takeResetAck(c.scratch[:0])
-	failed := perr != nil
-	if failed {
+	end := runDone
+	if perr != nil {
+		end = runFailed
 		c.logf("refused sp_executesql %q: %v", shorten(text), perr)
 		b = c.appendErrorFor(b, perr)
 	}
 	if _, err := c.out.Write(b); err != nil {
 		return fmt.Errorf("write response: %w", err)
 	}
-	if !failed {
+	if end == runDone {
 		c.inProc = true
-		failed, err = c.runStatements(stmts)
+		end, err = c.runStatements(stmts)
 		c.inProc = false
 		if err != nil {
 			return fmt.Errorf("write response: %w", err)
 		}
 	}
-	b = c.scratch[:0]
-	status := uint16(doneFinal)
-	if failed {
-		status = doneError
-	} else {
-		b = append(b, tokenReturnStatus, 0, 0, 0, 0)
-	}
-	b = c.appendDoneToken(b, tokenDoneProc, status, curCmdExecute, 0)
-	c.scratch = b[:0]
-	if _, err := c.out.Write(b); err != nil {
-		return fmt.Errorf("write response: %w", err)
+	if end != runAttention {
+		b = c.scratch[:0]
+		status := uint16(doneFinal)
+		if end == runFailed {
+			status = doneError
+		} else {
+			b = append(b, tokenReturnStatus, 0, 0, 0, 0)
+		}
+		b = c.appendDoneToken(b, tokenDoneProc, status, curCmdExecute, 0)
+		c.scratch = b[:0]
+		if _, err := c.out.Write(b); err != nil {
+			return fmt.Errorf("write response: %w", err)
+		}
 	}
 	if err := c.out.EndMessage(); err != nil {
 		return fmt.Errorf("write response: %w", err)

@@ -103,12 +103,33 @@ func errorMessage(err error) serverMessage {
 	return serverMessage{Number: 50000, State: 1, Class: 16, Text: err.Error()}
 }
 
+// runEnd is how a run of statements ended.
+type runEnd uint8
+
+const (
+	runDone      runEnd = iota // every statement ran
+	runFailed                  // a statement failed; its ERROR and a DONE with the error bit were written
+	runAttention               // an ATTENTION arrived; the DONE with the attention bit ended the response
+)
+
+func (e runEnd) String() string {
+	switch e {
+	case runDone:
+		return "done"
+	case runFailed:
+		return "failed"
+	case runAttention:
+		return "attention"
+	}
+	return fmt.Sprintf("runEnd(%d)", uint8(e))
+}
+
 // runStatements writes the tokens of every statement. In a batch the last DONE is final; inside
-// an RPC (c.inProc) every statement ends with DONEINPROC and the caller writes DONEPROC. A
-// statement that fails at run time (a *sqlError, such as a missing table) gets its ERROR token
-// and a DONE with the error bit, and ends the request, as the batch abort of SQL Server; failed
-// reports that. Other errors are write errors.
-func (c *conn) runStatements(stmts []statement) (failed bool, err error) {
+// an RPC (c.inProc) every statement ends with DONEINPROC and the caller writes DONEPROC unless
+// the run ended with an attention. A statement that fails at run time (a *sqlError, such as a
+// missing table, or another refusal) gets its ERROR token and a DONE with the error bit, and
+// ends the request, as SQL Server aborts a batch. The error is a write error.
+func (c *conn) runStatements(stmts []statement) (runEnd, error) {
 	for i, st := range stmts {
 		status := uint16(doneFinal)
 		if i < len(stmts)-1 || c.inProc {
@@ -116,7 +137,7 @@ func (c *conn) runStatements(stmts []statement) (failed bool, err error) {
 		}
 		err := c.statement(st, status)
 		if errors.Is(err, errAttention) {
-			return false, nil // the DONE with the attention bit ended the response
+			return runAttention, nil
 		}
 		var se *sqlError
 		if errors.As(err, &se) || errors.Is(err, errUnsupported) {
@@ -130,13 +151,13 @@ func (c *conn) runStatements(stmts []statement) (failed bool, err error) {
 			b = c.appendStmtDone(b, end, 0, 0)
 			c.scratch = b[:0]
 			_, err := c.out.Write(b)
-			return true, err
+			return runFailed, err
 		}
 		if err != nil {
-			return false, err
+			return runDone, err
 		}
 	}
-	return false, nil
+	return runDone, nil
 }
 
 // appendStmtDone appends the DONE (DONEINPROC inside an RPC) that ends a statement. With

@@ -646,3 +646,23 @@ func TestTableStatementErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGoMSSQLDBCancelRPC: cancelling an sp_executesql call (WAITFOR DELAY inside it) ends with
+// the context's error once the server acknowledged the ATTENTION, and the connection stays usable.
+func TestGoMSSQLDBCancelRPC(t *testing.T) {
+	db, log := openWorkloadDB(t, workloadModes[2])
+	db.SetMaxOpenConns(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := db.ExecContext(ctx, "WAITFOR DELAY '00:00:30'", int64(1))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled RPC: %v, want context.DeadlineExceeded", err)
+	}
+	var n int64
+	if err := db.QueryRowContext(testContext(t), "SELECT @p1", int64(5)).Scan(&n); err != nil || n != 5 {
+		t.Fatalf("RPC after the cancel: %d, %v", n, err)
+	}
+	if !strings.Contains(log.String(), "attention during WAITFOR") {
+		t.Error("the server saw no ATTENTION during the WAITFOR")
+	}
+}
