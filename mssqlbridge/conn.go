@@ -150,6 +150,9 @@ func (c *conn) transition(to state, cause error) bool {
 	if to == stateClosed {
 		close(c.done)
 	}
+	if to == stateFailed || to == stateClosed {
+		releaseChannelSlot(c)
+	}
 	return true
 }
 

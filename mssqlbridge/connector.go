@@ -42,6 +42,9 @@ type settings struct {
 	// lookup resolves host names; nil means net.DefaultResolver.LookupIPAddr. Tests set it
 	// (before the first dial) to give a name several loopback addresses.
 	lookup func(ctx context.Context, host string) ([]net.IPAddr, error)
+	// authenticator is the DSN's authenticator parameter: when it names a provider of
+	// RegisterChannelBindingProvider, dials hold the channel-binding slot (channelbinding.go).
+	authenticator string
 }
 
 // NewConnector returns a go-mssqldb connector for dsn, which may take any form go-mssqldb
@@ -133,6 +136,8 @@ func newSettings(cfg msdsn.Config, files dsnFiles, o options) (*settings, error)
 		host:       cfg.Host,
 		keepAlive:  cfg.KeepAlive,
 		multiIP:    cfg.MultiSubnetFailover,
+
+		authenticator: cfg.Parameters["authenticator"],
 	}
 	if cfg.Encryption == msdsn.EncryptionDisabled {
 		return s, nil // no TLS: load nothing

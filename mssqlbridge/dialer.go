@@ -31,13 +31,26 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil {
 		return nil, fmt.Errorf("mssqlbridge: dial %s: %w", addr, err)
 	}
+	slot := bindsChannel(d.s.authenticator)
+	if slot {
+		if err := acquireChannelSlot(ctx); err != nil {
+			return nil, err
+		}
+	}
 	raw, err := d.dialTCP(ctx, network, addr, host)
 	if err != nil {
+		if slot {
+			abandonChannelSlot()
+		}
 		return nil, err
 	}
 	c := newConn(ctx, raw, d.s, host)
+	if slot {
+		holdChannelSlot(c) // freed by the provider's call, or when c fails or closes
+	}
 	if c.strict {
 		if err := c.startStrict(ctx); err != nil {
+			releaseChannelSlot(c)
 			_ = raw.Close()
 			return nil, err
 		}

@@ -81,6 +81,7 @@ type fakeServer struct {
 	errs    []error
 	version []uint16 // TLS versions negotiated
 	sni     []string // server names clients sent (SNI)
+	unique  [][]byte // tls-unique of each TLS connection (RFC 5929)
 }
 
 func newFakeServer(t testing.TB, pki *testPKI, setting prelogin.Encryption, strict bool) *fakeServer {
@@ -256,6 +257,7 @@ func (s *fakeServer) noteSent(payload []byte) prelogin.Encryption {
 func (s *fakeServer) noteVersion(ts *tls.Conn) {
 	s.mu.Lock()
 	s.version = append(s.version, ts.ConnectionState().Version)
+	s.unique = append(s.unique, ts.ConnectionState().TLSUnique)
 	s.mu.Unlock()
 }
 
