@@ -12,6 +12,17 @@
 //	c, err := mssqlbridge.NewConnector(dsn) // was mssql.NewConnector(dsn)
 //	db := sql.OpenDB(c)
 //
+// # Connectors built elsewhere
+//
+// A connector made by go-mssqldb or another package (mssql.NewSecurityTokenConnector,
+// azuread.NewConnector, Kerberos or NTLM from the DSN) takes the bridge through a Dialer,
+// set as its Dialer, with the driver's own encryption off (Dialer.DriverConfig, DriverDSN).
+// A connector whose own encryption was left on is refused with ErrDriverEncryption before
+// any byte reaches the server. Routing (ENVCHANGE type 20, Azure SQL's redirect policy and
+// read-only routing) is followed as go-mssqldb follows it: the driver dials the routed host
+// through the same dialer, and its certificate is checked against that host's name unless
+// hostNameInCertificate (or a ServerName of the caller's) fixes the name.
+//
 // # How it works
 //
 // The connector is a go-mssqldb *mssql.Connector built from the user's DSN, with two changes:
@@ -88,8 +99,9 @@
 //   - The dial timeout (and the context given to Connect) also bounds the PRELOGIN exchange
 //     and the TLS handshake; go-mssqldb's own exchange waits without limit unless a connection
 //     timeout is set.
-//   - Integrated authentication with channel binding (EPA) cannot see the TLS connection, which
-//     the driver no longer owns, and so sends no channel binding.
+//   - Integrated authentication gets channel bindings (EPA) from the bridged TLS only through a
+//     provider registered with RegisterChannelBindingProvider (see channelbinding.go and
+//     docs/channel-binding.md); with go-mssqldb's providers used directly it sends none.
 //   - Only the TCP protocol is supported (named pipes and shared memory would bypass the
 //     bridge). Names are resolved by the bridge's dialer (it is a HostDialer); with
 //     MultiSubnetFailover (go-mssqldb's default) every address is dialed at once, as
