@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	mssql "github.com/microsoft/go-mssqldb"
+	"github.com/microsoft/go-mssqldb/integratedauth/ntlm"
 
 	"github.com/tdsbridge/tdsbridge/mssqlbridge"
 	"github.com/tdsbridge/tdsbridge/prelogin"
@@ -211,4 +212,25 @@ func ExampleDriverDSN() {
 	}
 	fmt.Println(drv)
 	// Output: sqlserver://db.example.com?database=shop&encrypt=disable&fedauth=ActiveDirectoryDefault
+}
+
+// Integrated authentication with channel binding (Extended Protection): register a provider
+// that wraps go-mssqldb's NTLM provider, and name it in the DSN with "epa enabled". Each
+// NTLM authenticator then receives the tls-unique bindings of its bridged TLS connection.
+// (Not run: it needs a SQL Server in a Windows domain.)
+func ExampleRegisterChannelBindingProvider() {
+	// At initialization, once per process.
+	if err := mssqlbridge.RegisterChannelBindingProvider("ntlm-epa", ntlm.AuthProvider); err != nil {
+		log.Fatal(err)
+	}
+
+	c, err := mssqlbridge.NewConnector(`sqlserver://DOMAIN%5Cuser:secret@sql.example.com?encrypt=true&authenticator=ntlm-epa&epa+enabled=true`)
+	if err != nil {
+		log.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	if err := db.Ping(); err != nil {
+		log.Fatal(err)
+	}
 }
