@@ -205,29 +205,42 @@ type clientLine struct {
 	PacketSize int             `json:"packetSize"`
 }
 
-// The parameterized queries every independent client runs (see paramQueryChecks).
+// The parameterized queries every independent client runs (see checkParamQueries).
 const (
 	queryParams = 2 // index of SELECT @p1, ... in the client's query list
 	querySeries = 3 // index of SeriesQuery
+	queryWide   = 4 // index of WideRowsQuery
 	seriesN     = 1000
+	wideN       = 100
 )
 
-// checkParamQueries checks the lines of the parameterized SELECT and of the series query:
-// the row a client decoded must equal want (compared as JSON values).
-func checkParamQueries(t *testing.T, res []clientLine, want string) {
+// checkParamQueries checks the lines of the parameterized SELECT, the series query and the
+// wide rows: the first row a client decoded must equal want and wantWide (compared as JSON
+// values), and the row counts and sums of the first column must be right.
+func checkParamQueries(t *testing.T, res []clientLine, want, wantWide string) {
 	t.Helper()
-	var got, exp any
-	if err := json.Unmarshal(res[queryParams].Row, &got); err != nil {
-		t.Fatalf("row %s: %v", res[queryParams].Row, err)
+	sameJSON := func(name string, got json.RawMessage, want string) {
+		t.Helper()
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatalf("%s row %s: %v", name, got, err)
+		}
+		if err := json.Unmarshal([]byte(want), &w); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprintf("%#v", g) != fmt.Sprintf("%#v", w) {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		}
 	}
-	if err := json.Unmarshal([]byte(want), &exp); err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", exp) {
-		t.Errorf("SELECT @p1, ...:\n got %s\nwant %s", res[queryParams].Row, want)
-	}
-	if l := res[querySeries]; l.Rows != seriesN || l.Sum != seriesN*(seriesN+1)/2 {
-		t.Errorf("GENERATE_SERIES: %d rows, sum %d; want %d, %d", l.Rows, l.Sum, seriesN, seriesN*(seriesN+1)/2)
+	sameJSON("SELECT @p1, ...", res[queryParams].Row, want)
+	sameJSON("wide rows", res[queryWide].Row, wantWide)
+	for _, c := range []struct {
+		i int
+		n int64
+	}{{querySeries, seriesN}, {queryWide, wideN}} {
+		if l := res[c.i]; l.Rows != c.n || l.Sum != c.n*(c.n+1)/2 {
+			t.Errorf("query %d: %d rows, sum %d; want %d, %d", c.i, l.Rows, l.Sum, c.n, c.n*(c.n+1)/2)
+		}
 	}
 }
 
@@ -282,13 +295,15 @@ func TestTedious(t *testing.T) {
 			arg, _ := json.Marshal(map[string]any{
 				"host": "127.0.0.1", "port": port(t, s), "user": s.Config.user(), "password": s.Config.password(),
 				"encrypt": tc.encrypt, "packetSize": tc.packetSize, "caFile": s.CAFile(),
-				"queries": []string{querySelect1, queryBig, tediousParamQuery, SeriesQuery},
-				"params":  []any{nil, nil, tediousParams, []any{map[string]any{"name": "p1", "type": "BigInt", "value": seriesN}}},
+				"queries": []string{querySelect1, queryBig, tediousParamQuery, SeriesQuery, WideRowsQuery},
+				"params": []any{nil, nil, tediousParams,
+					[]any{map[string]any{"name": "p1", "type": "BigInt", "value": seriesN}},
+					[]any{map[string]any{"name": "p1", "type": "BigInt", "value": wideN}}},
 			})
 			cmd := exec.CommandContext(toolContext(t), node, filepath.Join(dir, "client.js"), string(arg))
 			cmd.Dir = dir
-			res := parseClientLines(t, runTool(t, cmd), 4)
-			checkParamQueries(t, res, tediousWantRow)
+			res := parseClientLines(t, runTool(t, cmd), 5)
+			checkParamQueries(t, res, tediousWantRow, `[1, "name-1", "2026-01-01T00:00:01.000Z", 0.25, true]`)
 			var one int
 			var big string
 			if err := json.Unmarshal(res[0].Value, &one); err != nil || one != 1 {
@@ -297,8 +312,8 @@ func TestTedious(t *testing.T) {
 			if err := json.Unmarshal(res[1].Value, &big); err != nil || len(big) != bigLen || strings.Trim(big, "x") != "" {
 				t.Errorf("nvarchar(max) gave %d characters (%v)", len(big), err)
 			}
-			if res[4].PacketSize != tc.wantSize {
-				t.Errorf("tedious packet size %d, want %d", res[4].PacketSize, tc.wantSize)
+			if res[5].PacketSize != tc.wantSize {
+				t.Errorf("tedious packet size %d, want %d", res[5].PacketSize, tc.wantSize)
 			}
 			log.wantMode(t, tc.mode, tc.wantSize)
 		})
@@ -346,12 +361,16 @@ func TestPytds(t *testing.T) {
 			arg, _ := json.Marshal(map[string]any{
 				"host": "localhost", "port": port(t, s), "user": s.Config.user(), "password": s.Config.password(),
 				"cafile": ca, "enc_login_only": tc.loginOnly, "blocksize": tc.blocksize, "autocommit": tc.autocommit,
-				"queries": []string{querySelect1, queryBig, pytdsParamQuery, strings.Replace(SeriesQuery, "@p1", "%s", 1)},
-				"params":  []any{nil, nil, pytdsParams, []any{map[string]any{"decl": "bigint", "value": seriesN}}},
+				"queries": []string{querySelect1, queryBig, pytdsParamQuery, strings.Replace(SeriesQuery, "@p1", "%s", 1),
+					strings.Replace(strings.ReplaceAll(WideRowsQuery, "%", "%%"), "@p1", "%s", 1)}, // pyformat
+				"params": []any{nil, nil, pytdsParams,
+					[]any{map[string]any{"decl": "bigint", "value": seriesN}},
+					[]any{map[string]any{"decl": "bigint", "value": wideN}}},
 			})
 			cmd := exec.CommandContext(toolContext(t), py, script, string(arg))
-			res := parseClientLines(t, runTool(t, cmd), 4)
-			checkParamQueries(t, res, pytdsWantRow)
+			res := parseClientLines(t, runTool(t, cmd), 5)
+			// pytds divides the scaled integer, so 0.2500 comes out as 0.25.
+			checkParamQueries(t, res, pytdsWantRow, `[1, "name-1", "2026-01-01T00:00:01", "0.25", true]`)
 			var one int
 			var chars string
 			if err := json.Unmarshal(res[0].Value, &one); err != nil || one != 1 {
