@@ -108,6 +108,9 @@
 //     go-mssqldb does. The Kerberos SPN, when the DSN gives none, is derived as go-mssqldb
 //     derives it.
 //   - A malformed certificate in a .pem file is an error; msdsn skips it silently.
+//   - A failover partner's certificate is checked against the partner's name (the host
+//     dialed), as a routed host's is; go-mssqldb's own TLS checks it against the primary's
+//     name. hostNameInCertificate fixes the name for both.
 //
 // # Deadlines
 //
