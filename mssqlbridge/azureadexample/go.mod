@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/microsoft/go-mssqldb v1.11.2
 	github.com/tdsbridge/tdsbridge v0.0.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (
