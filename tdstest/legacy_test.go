@@ -204,3 +204,20 @@ func TestFreeTDSLegacyVersions(t *testing.T) {
 		})
 	}
 }
+
+func TestColMetadataLegacy(t *testing.T) {
+	name := typeInfo{Type: dtNVarChar, Size: 100, Collation: serverCollation}
+	cols := []column{{Name: "n", TI: &name}}
+	for _, tc := range []struct {
+		ver  uint32
+		want []byte
+	}{
+		{verTDS74, cat([]byte{tokenColMetadata}, le16(1), le32(0), le16(colFlagNullable), []byte{0xE7}, le16(100), serverCollation[:], []byte{1, 'n', 0})},
+		{verTDS71A, cat([]byte{tokenColMetadata}, le16(1), le16(0), le16(colFlagNullable), []byte{0xE7}, le16(100), serverCollation[:], []byte{1, 'n', 0})},
+		{verTDS70, cat([]byte{tokenColMetadata}, le16(1), le16(0), le16(colFlagNullable), []byte{0xE7}, le16(100), []byte{1, 'n', 0})},
+	} {
+		if got := appendColMetadataFor(nil, tc.ver, cols); !bytes.Equal(got, tc.want) {
+			t.Errorf("TDS %#08x: %x, want %x", tc.ver, got, tc.want)
+		}
+	}
+}

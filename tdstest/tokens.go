@@ -231,6 +231,12 @@ func appendColMetadataFor(dst []byte, ver uint32, cols []column) []byte {
 			}
 			dst = binary.LittleEndian.AppendUint16(dst, flags)
 			dst = appendTypeInfo(dst, *c.TI)
+			switch c.TI.Type {
+			case dtBigVarChar, dtBigChar, dtNVarChar, dtNChar:
+				if ver>>24 == 0x70 {
+					dst = dst[:len(dst)-len(serverCollation)] // no collation at TDS 7.0
+				}
+			}
 			dst = appendBVarChar(dst, c.Name)
 			continue
 		}
