@@ -172,10 +172,12 @@ func TestFreeTDS(t *testing.T) {
 			}
 			cmd := exec.CommandContext(toolContext(t), tsql, "-S", "tdstest", "-U", s.Config.user(), "-P", s.Config.password())
 			cmd.Env = append(os.Environ(), "FREETDSCONF="+conf)
-			cmd.Stdin = strings.NewReader(querySelect1 + "\ngo\n" + queryBig + "\ngo\nexit\n")
+			series := strings.Replace(SeriesQuery, "@p1", "CAST(1000 AS bigint)", 1) // tsql sends batches only
+			cmd.Stdin = strings.NewReader(querySelect1 + "\ngo\n" + queryBig + "\ngo\n" + series + "\ngo\nexit\n")
 			out := runTool(t, cmd)
 			lines := strings.Split(out, "\n")
 			var gotOne, gotBig bool
+			var seriesSum int
 			for _, l := range lines {
 				l = strings.TrimSpace(l)
 				if l == "1" {
@@ -184,9 +186,12 @@ func TestFreeTDS(t *testing.T) {
 				if len(l) == bigLen && strings.Trim(l, "x") == "" {
 					gotBig = true
 				}
+				if n, err := strconv.Atoi(l); err == nil {
+					seriesSum += n // SELECT 1 adds 1 too
+				}
 			}
-			if !gotOne || !gotBig {
-				t.Fatalf("tsql output: SELECT 1 seen %v, %d x seen %v\n%.500s", gotOne, bigLen, gotBig, out)
+			if !gotOne || !gotBig || seriesSum != 1+1000*1001/2 {
+				t.Fatalf("tsql output: SELECT 1 seen %v, %d x seen %v, series sum %d\n%.500s", gotOne, bigLen, gotBig, seriesSum-1, out)
 			}
 			log.wantMode(t, tc.mode, tc.wantSize)
 		})
