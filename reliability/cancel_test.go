@@ -39,8 +39,8 @@ func TestCancelStorm(t *testing.T) {
 		// closes the transport, while the connection's response reader may still be using it;
 		// a storm of cancelled connections hands that buffer to a new connection, and the race
 		// detector reports go-mssqldb's reader against the new connection's Read. Nothing here
-		// can order the driver's own goroutines, so the storm runs without -race: `make test` runs it
-		// in a second pass without the detector, and `make soak` does too.
+		// can order the driver's own goroutines, so the storm runs without -race: in `make test`'s
+		// second pass, without the detector, and in `make soak`.
 		t.Skip("skipped under -race (go-mssqldb v1.11.2 reuses a closed connection's read buffer, see comment); " +
 			"make test runs it again without -race")
 	}
