@@ -42,10 +42,11 @@
 // `make test` runs every test here under the race detector except TestCancelStorm, which skips
 // under it (go-mssqldb v1.11.2 hands a closed connection's read buffer to the next connection,
 // which the detector reports; see cancel_test.go); make test's second pass runs every test
-// again without the detector, TestCancelStorm included. TestSoak skips unless RELIABILITY_SOAK=1. `make soak` runs TestSoak twice:
-// under the race detector for correctness, then without it, with TestCancelStorm, for time and
-// memory figures (the detector multiplies memory several times over). TestSoak logs its
-// figures; run it with -v. The README's soak table says how each figure there was obtained.
+// again without the detector, TestCancelStorm included. TestSoak skips unless
+// RELIABILITY_SOAK=1. `make soak` runs TestSoak twice: under the race detector for
+// correctness, then without it, with TestCancelStorm, for time and memory figures (the detector
+// multiplies memory several times over). TestSoak logs its figures; run it with -v. The
+// README's soak table says how each figure there was obtained.
 //
 // Every helper here is for tests on loopback: none of it is meant for production traffic.
 package reliability
