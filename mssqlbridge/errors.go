@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+
+	"github.com/tdsbridge/tdsbridge/prelogin"
 )
 
 // Sentinel errors. Connection errors wrap them (and, where there is one, the cause from
@@ -13,11 +15,13 @@ import (
 var (
 	// ErrServerNoEncryption: encrypt=true (or strict) and the server replied that it does not
 	// support encryption (NOT_SUP), or offered it for the login only (OFF). No LOGIN7 byte
-	// was sent. Also matches prelogin.ErrEncryptionNotSupported.
-	ErrServerNoEncryption = errors.New("mssqlbridge: server does not support encryption but encrypt=true")
-	// ErrServerRequiresEncryption: encrypt=disable and the server requires encryption. Also
-	// matches prelogin.ErrEncryptionRequired.
-	ErrServerRequiresEncryption = errors.New("mssqlbridge: server requires encryption but encrypt=disable")
+	// was sent. It is prelogin.ErrServerNoEncryption (the same value), so that callers of this
+	// package need not import prelogin; the error returned is a *prelogin.NegotiationError
+	// naming both ENCRYPTION values, wrapped.
+	ErrServerNoEncryption = prelogin.ErrServerNoEncryption
+	// ErrServerRequiresEncryption: encrypt=disable and the server requires encryption. It is
+	// prelogin.ErrServerRequiresEncryption (the same value), wrapped as ErrServerNoEncryption is.
+	ErrServerRequiresEncryption = prelogin.ErrServerRequiresEncryption
 	// ErrMalformedReply: the server's PRELOGIN reply is not a well-formed PRELOGIN response
 	// (wrong packet type, truncated, a bad option table, no ENCRYPTION option, an ENCRYPTION
 	// value outside the negotiation table); the error says what was wrong.

@@ -268,16 +268,14 @@ func frameReply(first tds.Header, payload []byte) []byte {
 	}
 }
 
-// negotiationError maps a prelogin.ClientOutcome error to this package's sentinels.
+// negotiationError wraps a prelogin.ClientOutcome error: a refusal (ErrServerNoEncryption,
+// ErrServerRequiresEncryption, the same values as prelogin's) keeps its sentinel; any other is
+// ErrMalformedReply.
 func negotiationError(err error) error {
-	switch {
-	case errors.Is(err, prelogin.ErrEncryptionNotSupported):
-		return fmt.Errorf("%w: %w", ErrServerNoEncryption, err)
-	case errors.Is(err, prelogin.ErrEncryptionRequired):
-		return fmt.Errorf("%w: %w", ErrServerRequiresEncryption, err)
-	default:
-		return fmt.Errorf("%w: %w", ErrMalformedReply, err)
+	if errors.Is(err, ErrServerNoEncryption) || errors.Is(err, ErrServerRequiresEncryption) {
+		return fmt.Errorf("mssqlbridge: PRELOGIN negotiation: %w", err)
 	}
+	return fmt.Errorf("%w: %w", ErrMalformedReply, err)
 }
 
 // handshakeError wraps a TLS handshake error, as a *CertificateError when the certificate did

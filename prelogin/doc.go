@@ -41,7 +41,7 @@
 //     bytes that no option refers to. Such a payload decodes; Encode then writes the canonical
 //     layout, so it does not round-trip byte for byte.
 //   - a payload without VERSION or without ENCRYPTION (HasVersion / HasEncryption report it;
-//     EncryptionOf and SetEncryption return ErrNoEncryption for the latter).
+//     EncryptionOf and SetEncryption return ErrNoEncryptionOption for the latter).
 //   - any value in the one-byte options (ENCRYPTION, MARS, FEDAUTHREQUIRED, a server's INSTOPT):
 //     judging values is the negotiation's business, not the codec's.
 //

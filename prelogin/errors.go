@@ -25,8 +25,8 @@ var (
 	ErrDuplicateOption = errors.New("prelogin: duplicate option")
 	// ErrVersionNotFirst: VERSION is present but not the first table entry.
 	ErrVersionNotFirst = errors.New("prelogin: VERSION is not the first option")
-	// ErrNoEncryption: the payload has no ENCRYPTION option (EncryptionOf, SetEncryption).
-	ErrNoEncryption = errors.New("prelogin: no ENCRYPTION option")
+	// ErrNoEncryptionOption: the payload has no ENCRYPTION option (EncryptionOf, SetEncryption).
+	ErrNoEncryptionOption = errors.New("prelogin: no ENCRYPTION option")
 	// ErrInvalidOption: Encode was given an unknown option whose token is a known one or the
 	// terminator.
 	ErrInvalidOption = errors.New("prelogin: invalid option")
@@ -36,20 +36,17 @@ var (
 
 // Sentinel errors for the negotiation, wrapped in a *NegotiationError by ClientOutcome.
 var (
-	// ErrEncryptionNotSupported: the client required encryption and the server does not
+	// ErrServerNoEncryption: the client required encryption and the server does not
 	// provide it: the client sent ON or REQ (with or without CLIENT_CERT) and the server replied
 	// NOT_SUP or OFF, or the client sent OFF|CLIENT_CERT and the server replied NOT_SUP.
-	ErrEncryptionNotSupported = errors.New("prelogin: client requires encryption, server does not provide it")
-	// ErrEncryptionRequired: the server requires encryption (it replied ON, REQ, or OFF for
+	ErrServerNoEncryption = errors.New("prelogin: server does not support encryption, client requires it")
+	// ErrServerRequiresEncryption: the server requires encryption (it replied ON, REQ, or OFF for
 	// login-only) and the client cannot encrypt (it sent NOT_SUP).
-	ErrEncryptionRequired = errors.New("prelogin: server requires encryption, client cannot encrypt")
+	ErrServerRequiresEncryption = errors.New("prelogin: server requires encryption, client cannot encrypt")
 	// ErrInvalidEncryption: a value outside the negotiation table: an unknown base value, a
 	// reply carrying the CLIENT_CERT bit or STRICT, or NOT_SUP with the CLIENT_CERT bit.
 	ErrInvalidEncryption = errors.New("prelogin: invalid ENCRYPTION value")
 )
-
-// ErrServerRequiresEncryption is another name for ErrEncryptionRequired.
-var ErrServerRequiresEncryption = ErrEncryptionRequired
 
 // FormatError reports a malformed payload (Decode, EncryptionOf, SetEncryption) or a Message
 // that cannot be encoded (Encode). It says what (Err, a sentinel of this package) and where
@@ -57,7 +54,7 @@ var ErrServerRequiresEncryption = ErrEncryptionRequired
 type FormatError struct {
 	Err    error // the sentinel: ErrNoTerminator, ErrOptionBounds, ...
 	Token  Token // the offending option; TokenTerminator when the terminator is missing
-	Offset int   // byte offset of the offending table entry in the payload; -1 when there is none (Encode, ErrNoEncryption)
+	Offset int   // byte offset of the offending table entry in the payload; -1 when there is none (Encode, ErrNoEncryptionOption)
 
 	DataOffset int   // the entry's declared data offset (ErrOptionBounds, ErrOptionOverlap)
 	DataLength int   // the entry's declared data length (ErrOptionBounds, ErrOptionLength, ...)
@@ -98,7 +95,7 @@ func (e *FormatError) Error() string {
 		s += "Message.Unknown holds " + e.Token.String() + ", which is not an unknown option"
 	case ErrVersionNotFirst:
 		s += "VERSION" + at(e.Offset)
-	case ErrNoEncryption:
+	case ErrNoEncryptionOption:
 		s += "payload of " + itoa(e.PayloadLen) + " bytes"
 	case ErrTooLarge:
 		s += "encoded size " + itoa(e.PayloadLen) + " bytes, at most 65535"
@@ -112,7 +109,7 @@ func (e *FormatError) Error() string {
 func (e *FormatError) Unwrap() error { return e.Err }
 
 // NegotiationError is returned by ClientOutcome when the ENCRYPTION values sent and received
-// cannot lead to a connection. Err is ErrEncryptionNotSupported, ErrEncryptionRequired or
+// cannot lead to a connection. Err is ErrServerNoEncryption, ErrServerRequiresEncryption or
 // ErrInvalidEncryption.
 type NegotiationError struct {
 	Err   error
@@ -123,14 +120,14 @@ type NegotiationError struct {
 func (e *NegotiationError) Error() string {
 	s := e.Err.Error() + ": client sent " + e.Sent.String() + ", server replied " + e.Reply.String()
 	switch e.Err {
-	case ErrEncryptionNotSupported:
+	case ErrServerNoEncryption:
 		s += " (the client required encryption; the server "
 		if e.Reply.Base() == EncryptOff {
 			s += "offers it for the login only)"
 		} else {
 			s += "does not support it)"
 		}
-	case ErrEncryptionRequired:
+	case ErrServerRequiresEncryption:
 		s += " (the server requires encryption"
 		if e.Reply.Base() == EncryptOff {
 			s += " of the login"

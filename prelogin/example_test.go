@@ -89,15 +89,15 @@ func ExampleSetEncryption() {
 func ExampleClientOutcome() {
 	for _, reply := range []prelogin.Encryption{prelogin.EncryptOff, prelogin.EncryptOn, prelogin.EncryptNotSup} {
 		outcome, err := prelogin.ClientOutcome(prelogin.EncryptOn, reply)
-		fmt.Printf("sent ON, reply %v: %v, ErrEncryptionNotSupported=%v\n",
-			reply, outcome, errors.Is(err, prelogin.ErrEncryptionNotSupported))
+		fmt.Printf("sent ON, reply %v: %v, ErrServerNoEncryption=%v\n",
+			reply, outcome, errors.Is(err, prelogin.ErrServerNoEncryption))
 	}
 	outcome, _ := prelogin.ClientOutcome(prelogin.EncryptOff, prelogin.EncryptOff)
 	fmt.Println("sent OFF, reply OFF:", outcome)
 	// Output:
-	// sent ON, reply OFF: none, ErrEncryptionNotSupported=true
-	// sent ON, reply ON: full, ErrEncryptionNotSupported=false
-	// sent ON, reply NOT_SUP: none, ErrEncryptionNotSupported=true
+	// sent ON, reply OFF: none, ErrServerNoEncryption=true
+	// sent ON, reply ON: full, ErrServerNoEncryption=false
+	// sent ON, reply NOT_SUP: none, ErrServerNoEncryption=true
 	// sent OFF, reply OFF: login-only
 }
 

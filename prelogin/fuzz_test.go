@@ -54,7 +54,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("canonical form is not a fixed point:\n% x\n% x", again, out)
 		}
 		if e, err := EncryptionOf(data); m.HasEncryption && (err != nil || e != m.Encryption) ||
-			!m.HasEncryption && !errors.Is(err, ErrNoEncryption) {
+			!m.HasEncryption && !errors.Is(err, ErrNoEncryptionOption) {
 			t.Fatalf("EncryptionOf = %v, %v; Decode says %v (present %v)", e, err, m.Encryption, m.HasEncryption)
 		}
 	})
@@ -79,8 +79,8 @@ func FuzzSetEncryption(f *testing.F) {
 				t.Fatalf("SetEncryption error %v, Decode error %v", err, derr)
 			}
 		case !m.HasEncryption:
-			if !errors.Is(err, ErrNoEncryption) {
-				t.Fatalf("SetEncryption error %v, want ErrNoEncryption", err)
+			if !errors.Is(err, ErrNoEncryptionOption) {
+				t.Fatalf("SetEncryption error %v, want ErrNoEncryptionOption", err)
 			}
 		case err != nil:
 			t.Fatalf("SetEncryption: %v on a payload Decode accepts", err)

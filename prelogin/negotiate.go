@@ -41,17 +41,17 @@ func validClientValue(e Encryption) bool {
 //
 //	sent \ reply      OFF          ON     REQ    NOT_SUP
 //	OFF               login-only   full   full   none
-//	ON, REQ           error        full   full   error    (ErrEncryptionNotSupported)
-//	NOT_SUP           error        error  error  none     (ErrEncryptionRequired)
+//	ON, REQ           error        full   full   error    (ErrServerNoEncryption)
+//	NOT_SUP           error        error  error  none     (ErrServerRequiresEncryption)
 //
 // The CLIENT_CERT bit in sent does not change the row, except that OFF|CLIENT_CERT (0x80) with a
-// NOT_SUP reply is ErrEncryptionNotSupported: certificate authentication needs TLS. STRICT
+// NOT_SUP reply is ErrServerNoEncryption: certificate authentication needs TLS. STRICT
 // (0x04, with or without the bit) gives OutcomeFull whatever the reply: in TDS 8.0 TLS is already
 // established and the ENCRYPTION option is ignored (go-mssqldb ignores the reply too).
 //
-// Errors, each a *NegotiationError naming both values: ErrEncryptionNotSupported (the client
+// Errors, each a *NegotiationError naming both values: ErrServerNoEncryption (the client
 // required encryption, the server said NOT_SUP, or OFF to a client that sent ON or REQ),
-// ErrEncryptionRequired (the client sent NOT_SUP, the server requires encryption: ON, REQ, or
+// ErrServerRequiresEncryption (the client sent NOT_SUP, the server requires encryption: ON, REQ, or
 // OFF meaning login-only), ErrInvalidEncryption (sent is not a client value: unknown, or
 // NOT_SUP|CLIENT_CERT; or the reply is not OFF, ON, REQ or NOT_SUP: servers never set the
 // CLIENT_CERT bit or send STRICT).
@@ -77,19 +77,19 @@ func ClientOutcome(sent, reply Encryption) (Outcome, error) {
 			return OutcomeFull, nil
 		}
 		if sent.ClientCert() {
-			return fail(ErrEncryptionNotSupported)
+			return fail(ErrServerNoEncryption)
 		}
 		return OutcomeNone, nil
 	case EncryptOn, EncryptReq:
 		if reply == EncryptOn || reply == EncryptReq {
 			return OutcomeFull, nil
 		}
-		return fail(ErrEncryptionNotSupported)
+		return fail(ErrServerNoEncryption)
 	default: // EncryptNotSup
 		if reply == EncryptNotSup {
 			return OutcomeNone, nil
 		}
-		return fail(ErrEncryptionRequired)
+		return fail(ErrServerRequiresEncryption)
 	}
 }
 

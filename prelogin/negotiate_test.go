@@ -17,7 +17,7 @@ func TestClientOutcome(t *testing.T) {
 		wantErr     error
 	}
 	none, login, full := OutcomeNone, OutcomeLoginOnly, OutcomeFull
-	notSup, required, invalid := ErrEncryptionNotSupported, ErrEncryptionRequired, ErrInvalidEncryption
+	notSup, required, invalid := ErrServerNoEncryption, ErrServerRequiresEncryption, ErrInvalidEncryption
 	tests := map[string]row{
 		// Client rule (docs/protocol.md, section "PRELOGIN"): after OFF, OFF = login-only, ON/REQ = full, NOT_SUP = none.
 		"OFF/OFF":     {EncryptOff, EncryptOff, login, nil},
@@ -195,9 +195,9 @@ func TestNegotiationErrorMessages(t *testing.T) {
 		want        string
 	}{
 		"client required, server NOT_SUP": {EncryptOn, EncryptNotSup,
-			"prelogin: client requires encryption, server does not provide it: client sent ON, server replied NOT_SUP (the client required encryption; the server does not support it)"},
+			"prelogin: server does not support encryption, client requires it: client sent ON, server replied NOT_SUP (the client required encryption; the server does not support it)"},
 		"client required, server login only": {EncryptOn, EncryptOff,
-			"prelogin: client requires encryption, server does not provide it: client sent ON, server replied OFF (the client required encryption; the server offers it for the login only)"},
+			"prelogin: server does not support encryption, client requires it: client sent ON, server replied OFF (the client required encryption; the server offers it for the login only)"},
 		"server requires": {EncryptNotSup, EncryptReq,
 			"prelogin: server requires encryption, client cannot encrypt: client sent NOT_SUP, server replied REQ (the server requires encryption; the client said it cannot encrypt)"},
 		"server requires login encryption": {EncryptNotSup, EncryptOff,
@@ -213,7 +213,7 @@ func TestNegotiationErrorMessages(t *testing.T) {
 			}
 		})
 	}
-	if !errors.Is(&NegotiationError{Err: ErrEncryptionRequired}, ErrServerRequiresEncryption) {
-		t.Fatalf("ErrServerRequiresEncryption is not ErrEncryptionRequired")
+	if !errors.Is(&NegotiationError{Err: ErrServerRequiresEncryption}, ErrServerRequiresEncryption) {
+		t.Fatalf("ErrServerRequiresEncryption is not ErrServerRequiresEncryption")
 	}
 }

@@ -11,11 +11,11 @@ func findEncryption(payload []byte) (int, error) {
 			return off, nil // scanTable checked that its length is 1
 		}
 	}
-	return 0, &FormatError{Err: ErrNoEncryption, Token: TokenEncryption, Offset: -1, OtherAt: -1, PayloadLen: len(payload)}
+	return 0, &FormatError{Err: ErrNoEncryptionOption, Token: TokenEncryption, Offset: -1, OtherAt: -1, PayloadLen: len(payload)}
 }
 
 // EncryptionOf returns the ENCRYPTION value of an encoded PRELOGIN payload. It checks the payload
-// as Decode does and fails with the same errors, or with ErrNoEncryption when the option is
+// as Decode does and fails with the same errors, or with ErrNoEncryptionOption when the option is
 // absent. It does not allocate unless it fails.
 func EncryptionOf(payload []byte) (Encryption, error) {
 	off, err := findEncryption(payload)
@@ -28,7 +28,7 @@ func EncryptionOf(payload []byte) (Encryption, error) {
 // SetEncryption changes the ENCRYPTION byte of an encoded PRELOGIN payload in place, to e, and
 // returns the value it replaced. Exactly that one byte changes; everything else, including a
 // non-canonical layout, stays as it was. It first checks the payload as Decode does; on error
-// (the same errors as Decode, or ErrNoEncryption when the option is absent) the payload is not
+// (the same errors as Decode, or ErrNoEncryptionOption when the option is absent) the payload is not
 // modified. It does not allocate unless it fails.
 func SetEncryption(payload []byte, e Encryption) (Encryption, error) {
 	off, err := findEncryption(payload)

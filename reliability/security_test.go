@@ -95,7 +95,7 @@ func TestDowngradeRefused(t *testing.T) {
 		{
 			name: "encrypt-true-proxy-NOT_SUP", encrypt: "true",
 			tamper: func(t *testing.T) Tamper { return rewriteReply(t, prelogin.EncryptNotSup) },
-			is:     []error{mssqlbridge.ErrServerNoEncryption, prelogin.ErrEncryptionNotSupported},
+			is:     []error{mssqlbridge.ErrServerNoEncryption, prelogin.ErrServerNoEncryption},
 			msgs:   []string{"does not support encryption"},
 		},
 		{

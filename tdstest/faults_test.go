@@ -96,7 +96,7 @@ func TestFaultReplyNotSup(t *testing.T) {
 	// A raw client sees NOT_SUP in reply to ON.
 	c := dialRaw(t, s)
 	reply, err := c.prelogin(prelogin.EncryptOn)
-	if reply != prelogin.EncryptNotSup || !errors.Is(err, prelogin.ErrEncryptionNotSupported) {
+	if reply != prelogin.EncryptNotSup || !errors.Is(err, prelogin.ErrServerNoEncryption) {
 		t.Fatalf("reply %v, err %v", reply, err)
 	}
 }
