@@ -49,7 +49,7 @@ func (l *recordingLog) String() string {
 }
 
 // wantMode checks that a connection logged in with the given encryption mode and packet size.
-func (l *recordingLog) wantMode(t *testing.T, mode string, packetSize int) {
+func (l *recordingLog) wantMode(t *testing.T, mode connMode, packetSize int) {
 	t.Helper()
 	want := fmt.Sprintf(", %s, app", mode)
 	size := fmt.Sprintf("packet size %d ", packetSize)
@@ -148,7 +148,7 @@ func TestFreeTDS(t *testing.T) {
 		cfg        Config
 		encryption string
 		blockSize  int
-		mode       string
+		mode       connMode
 		wantSize   int
 	}{
 		{"require, server ON", Config{}, "require", 4096, modeFull, 4096},
@@ -282,7 +282,7 @@ func TestTedious(t *testing.T) {
 		cfg        Config
 		encrypt    any
 		packetSize int
-		mode       string
+		mode       connMode
 		wantSize   int
 	}{
 		{"encrypt, 4096", Config{}, true, 4096, modeFull, 4096},
@@ -344,7 +344,7 @@ func TestPytds(t *testing.T) {
 		tls        bool
 		loginOnly  bool
 		blocksize  int
-		mode       string
+		mode       connMode
 		autocommit bool
 	}{
 		{"full, 4096", Config{}, true, false, 4096, modeFull, true},

@@ -43,13 +43,25 @@ func (s connState) String() string {
 	return fmt.Sprintf("connState(%d)", uint8(s))
 }
 
-// Encryption modes of a connection, for logs.
+// connMode is the encryption a connection ended up with, set once the PRELOGIN negotiation
+// (or the first byte, for TDS 8.0) has decided it; its String is the name the log uses.
+type connMode uint8
+
 const (
-	modeNone      = "none"
-	modeLoginOnly = "login-only"
-	modeFull      = "full"
-	modeStrict    = "strict"
+	modeNone      connMode = iota // no TLS
+	modeLoginOnly                 // TLS for the first LOGIN7 packet only (server setting OFF)
+	modeFull                      // TLS inside PRELOGIN, then everything over it
+	modeStrict                    // TDS 8.0: TLS directly on TCP
 )
+
+var connModeNames = [...]string{"none", "login-only", "full", "strict"}
+
+func (m connMode) String() string {
+	if int(m) < len(connModeNames) {
+		return connModeNames[m]
+	}
+	return fmt.Sprintf("connMode(%d)", uint8(m))
+}
 
 // Limits on client messages.
 const (
@@ -69,7 +81,7 @@ type conn struct {
 	b      *bridge.Conn
 	tc     *tls.Conn
 	faults faultState
-	mode   string
+	mode   connMode
 
 	// TDS layer. src and sink are switched when the transport changes (plaintext, TLS).
 	src  *switchReader

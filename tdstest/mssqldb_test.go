@@ -55,7 +55,7 @@ func TestGoMSSQLDB(t *testing.T) {
 	tests := map[string]struct {
 		cfg    Config
 		params []string
-		mode   string
+		mode   connMode
 		size   int
 	}{
 		"encrypt=true (full)":                    {Config{}, []string{"encrypt=true"}, modeFull, 4096},

@@ -23,7 +23,7 @@ type workloadMode struct {
 	cfg     Config
 	encrypt string
 	bridged bool
-	mode    string // the server's log name of the mode
+	mode    connMode // the mode the server logs
 }
 
 var workloadModes = func() []workloadMode {
