@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/internal/loopback"
 )
 
 // Server is an embedded TDS server listening on a loopback address.
@@ -24,7 +26,7 @@ type Server struct {
 	// Start, and not afterwards.
 	Config Config
 
-	ln net.Listener
+	lb *loopback.Server // the listener, the open client sockets and their goroutines
 
 	// Set by Start, read-only afterwards.
 	certs     *certBundle
@@ -33,12 +35,9 @@ type Server struct {
 	caFile    string
 	logf      func(format string, args ...any)
 
-	mu       sync.Mutex
-	started  bool
-	closed   bool
-	conns    map[net.Conn]struct{} // open client sockets
-	accepted int                   // connections accepted so far
-	wg       sync.WaitGroup        // the accept loop and one per connection
+	mu      sync.Mutex
+	started bool
+	closed  bool
 }
 
 // NewServer returns a started Server for cfg. The caller must Close it.
@@ -48,7 +47,7 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if err := s.Start(); err != nil {
-		_ = s.ln.Close()
+		_ = s.lb.Close()
 		return nil, err
 	}
 	return s, nil
@@ -61,15 +60,11 @@ func NewUnstartedServer(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	addr := cfg.Addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
+	lb, err := loopback.Listen(cfg.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("tdstest: listen: %w", err)
+		return nil, fmt.Errorf("tdstest: %w", err)
 	}
-	return &Server{Addr: ln.Addr().String(), Config: cfg, ln: ln, conns: make(map[net.Conn]struct{})}, nil
+	return &Server{Addr: lb.Addr(), Config: cfg, lb: lb}, nil
 }
 
 // Start generates the certificate, writes the CA file and starts accepting connections. It
@@ -105,50 +100,14 @@ func (s *Server) Start() error {
 	if s.logf == nil {
 		s.logf = func(string, ...any) {}
 	}
-	s.started = true
-	s.wg.Add(1)
-	go s.acceptLoop()
-	return nil
-}
-
-func (s *Server) acceptLoop() {
-	defer s.wg.Done()
-	var backoff time.Duration
-	for {
-		raw, err := s.ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// Out of file descriptors and the like: log, wait a little, try again (Close
-			// ends the wait by closing the listener: Accept then fails with ErrClosed).
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			s.logf("tdstest: accept: %v; retrying in %v", err, backoff)
-			time.Sleep(backoff)
-			continue
-		}
-		backoff = 0
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			_ = raw.Close()
-			return
-		}
-		s.accepted++
-		id := s.accepted
-		s.conns[raw] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			defer func() {
-				s.mu.Lock()
-				delete(s.conns, raw)
-				s.mu.Unlock()
-			}()
-			newConn(s, raw, id).serve()
-		}()
+	s.lb.SetLogf(s.logf)
+	if err := s.lb.Serve(func(raw net.Conn, id int) { newConn(s, raw, id).serve() }); err != nil {
+		_ = os.RemoveAll(dir)
+		s.caDir, s.caFile = "", ""
+		return fmt.Errorf("tdstest: Start: %w", err)
 	}
+	s.started = true
+	return nil
 }
 
 // Close stops the listener, closes every connection and blocks until every goroutine of the
@@ -161,12 +120,8 @@ func (s *Server) Close() error {
 		return fmt.Errorf("tdstest: Close: %w", net.ErrClosed)
 	}
 	s.closed = true
-	err := s.ln.Close()
-	for c := range s.conns {
-		_ = c.Close()
-	}
 	s.mu.Unlock()
-	s.wg.Wait()
+	err := s.lb.Close()
 	if s.caDir != "" {
 		if rerr := os.RemoveAll(s.caDir); rerr != nil && err == nil {
 			err = rerr
