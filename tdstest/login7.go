@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf16"
+
+	"github.com/tdsbridge/tdsbridge/internal/login7pw"
 )
 
 // TDS versions as they appear in LOGIN7 (read little-endian) and LOGINACK (written big-endian).
@@ -145,7 +147,7 @@ func parseLogin7(b []byte) (*login7, error) {
 			return nil, err
 		}
 		if f.pwd {
-			*f.dst = decodeUCS2(deobfuscatePassword(raw))
+			*f.dst = decodeUCS2(login7pw.Deobfuscate(raw))
 		} else {
 			*f.dst = decodeUCS2(raw)
 		}
@@ -247,26 +249,6 @@ func checkFeatureExt(b []byte) error {
 		}
 		p += 5 + int(dl)
 	}
-}
-
-// deobfuscatePassword reverses the LOGIN7 password obfuscation (XOR 0xA5, then swap nibbles)
-// into a new slice.
-func deobfuscatePassword(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		c ^= 0xA5
-		out[i] = c<<4 | c>>4
-	}
-	return out
-}
-
-// obfuscatePassword applies the LOGIN7 password obfuscation (swap nibbles, then XOR 0xA5).
-func obfuscatePassword(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		out[i] = (c<<4 | c>>4) ^ 0xA5
-	}
-	return out
 }
 
 // decodeUCS2 decodes UTF-16LE bytes (an even number) into a string; unpaired surrogates become

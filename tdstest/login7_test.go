@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/tdsbridge/tdsbridge/internal/login7pw"
 )
 
 // testLogin7 describes a LOGIN7 message for encodeLogin7.
@@ -42,7 +44,7 @@ func encodeLogin7(l testLogin7) []byte {
 	str := func(pos int, s string) { put(pos, appendUCS2(nil, s), ucs2Len(s)) }
 	str(36, l.host)
 	str(40, l.user)
-	put(44, obfuscatePassword(appendUCS2(nil, l.password)), ucs2Len(l.password))
+	put(44, login7pw.Obfuscate(appendUCS2(nil, l.password)), ucs2Len(l.password))
 	str(48, l.app)
 	str(52, l.srv)
 	var extPtr int
@@ -71,20 +73,6 @@ func encodeLogin7(l testLogin7) []byte {
 func goodLogin7() testLogin7 {
 	return testLogin7{version: verTDS74, packetSize: 4096, host: "host", user: "sa", password: "tdstest-Passw0rd",
 		app: "app", srv: "127.0.0.1", lib: "go-mssqldb", lang: "", database: "master"}
-}
-
-func TestPasswordObfuscation(t *testing.T) {
-	// MS-TDS 2.2.6.4: swap the nibbles of each byte, then XOR 0xA5. 'a' = 0x61 -> 0x16 -> 0xB3;
-	// the zero high byte of each UCS-2 unit becomes 0xA5.
-	got := obfuscatePassword([]byte{0x61, 0x00})
-	if got[0] != 0xB3 || got[1] != 0xA5 {
-		t.Fatalf("obfuscate(61 00) = % x, want b3 a5", got)
-	}
-	for i := 0; i < 256; i++ {
-		if d := deobfuscatePassword(obfuscatePassword([]byte{byte(i)})); d[0] != byte(i) {
-			t.Fatalf("round trip of %#x gave %#x", i, d[0])
-		}
-	}
 }
 
 func TestParseLogin7(t *testing.T) {
