@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/wiretest"
 	"github.com/tdsbridge/tdsbridge/mssqlbridge"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
@@ -37,7 +38,7 @@ func flood(tc *tls.Conn) int64 {
 
 // floodServer is a bridge server that floods the client and reports the bytes written once a
 // Write has blocked for a second.
-func floodServer(t *testing.T, written chan<- int64) *ScriptServer {
+func floodServer(t *testing.T, written chan<- int64) *wiretest.ScriptServer {
 	return bridgeServer(t, func(tc *tls.Conn, _ *bridge.Conn) {
 		written <- flood(tc)
 		_, _ = io.Copy(io.Discard, tc)
@@ -87,8 +88,8 @@ func TestBackpressureClientStopsReading(t *testing.T) {
 		t.Parallel()
 		written := make(chan int64, 1)
 		s := preloginFloodServer(t, written)
-		var cc *CountingConn
-		conn := dialConnectorVia(t, s.Addr, func(c net.Conn) net.Conn { cc = NewCountingConn(c); return cc })
+		var cc *wiretest.CountingConn
+		conn := dialConnectorVia(t, s.Addr, func(c net.Conn) net.Conn { cc = wiretest.NewCountingConn(c); return cc })
 		defer conn.Close()
 		if _, err := conn.Write(driverPrelogin()); err != nil {
 			t.Fatalf("PRELOGIN: %v", err)
@@ -121,13 +122,13 @@ func TestBackpressureClientStopsReading(t *testing.T) {
 
 // preloginFloodServer answers a PRELOGIN with ENCRYPTION ON, runs the TLS handshake inside
 // PRELOGIN packets and floods the client.
-func preloginFloodServer(t *testing.T, written chan<- int64) *ScriptServer {
+func preloginFloodServer(t *testing.T, written chan<- int64) *wiretest.ScriptServer {
 	cfg := serverTLS(t)
 	return scriptServer(t, func(c net.Conn) {
-		if _, err := ReadClientPrelogin(c); err != nil {
+		if _, err := wiretest.ReadClientPrelogin(c); err != nil {
 			return
 		}
-		if _, err := c.Write(PreloginReply(prelogin.EncryptOn)); err != nil {
+		if _, err := c.Write(wiretest.PreloginReply(prelogin.EncryptOn)); err != nil {
 			return
 		}
 		b := bridge.New(c, bridge.Options{Role: bridge.RoleServer})
@@ -171,14 +172,14 @@ func (f dialerFunc) DialContext(ctx context.Context, network, addr string) (net.
 
 // silentServer answers PRELOGIN (when prelogin is set: ENCRYPTION ON), runs the TLS handshake
 // inside PRELOGIN packets and then never reads again, until release is closed.
-func silentServer(t *testing.T, sendReply bool, release <-chan struct{}) *ScriptServer {
+func silentServer(t *testing.T, sendReply bool, release <-chan struct{}) *wiretest.ScriptServer {
 	cfg := serverTLS(t)
 	return scriptServer(t, func(c net.Conn) {
 		if sendReply {
-			if _, err := ReadClientPrelogin(c); err != nil {
+			if _, err := wiretest.ReadClientPrelogin(c); err != nil {
 				return
 			}
-			if _, err := c.Write(PreloginReply(prelogin.EncryptOn)); err != nil {
+			if _, err := c.Write(wiretest.PreloginReply(prelogin.EncryptOn)); err != nil {
 				return
 			}
 		}
@@ -244,8 +245,8 @@ func TestBackpressureServerStopsReading(t *testing.T) {
 		t.Parallel()
 		release := make(chan struct{})
 		s := silentServer(t, true, release)
-		var cc *CountingConn
-		conn := dialConnectorVia(t, s.Addr, func(c net.Conn) net.Conn { cc = NewCountingConn(c); return cc })
+		var cc *wiretest.CountingConn
+		conn := dialConnectorVia(t, s.Addr, func(c net.Conn) net.Conn { cc = wiretest.NewCountingConn(c); return cc })
 		// The server goes first: the conn's Close sends a close_notify, which would wait for
 		// the full socket buffers (see TestCloseStalledPeer).
 		defer func() {
@@ -256,7 +257,7 @@ func TestBackpressureServerStopsReading(t *testing.T) {
 			t.Fatalf("PRELOGIN: %v", err)
 		}
 		before := cc.BytesWritten()
-		pkt := Packet(tds.TypeSQLBatch, tds.StatusEOM, pattern("batch", tds.DefaultPacketSize-tds.HeaderSize), 0)
+		pkt := wiretest.Packet(tds.TypeSQLBatch, tds.StatusEOM, pattern("batch", tds.DefaultPacketSize-tds.HeaderSize), 0)
 		var accepted int64
 		err := within(t, "blocked Write", func() error {
 			var err error

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/wiretest"
 	"github.com/tdsbridge/tdsbridge/mssqlbridge"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
@@ -22,7 +23,7 @@ import (
 // driverPrelogin is a PRELOGIN packet as go-mssqldb sends it with its own encryption disabled
 // (the connector's conn replaces the ENCRYPTION value with the user's).
 func driverPrelogin() []byte {
-	return Packet(tds.TypePrelogin, tds.StatusEOM, PreloginPayload(prelogin.EncryptNotSup), 0)
+	return wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, wiretest.PreloginPayload(prelogin.EncryptNotSup), 0)
 }
 
 // dialConnector returns the net.Conn the bridged connector gives go-mssqldb for dsn, dialed
@@ -108,14 +109,14 @@ func TestCloseTwice(t *testing.T) {
 			return srv
 		}, true},
 		{"Proxy", func(t *testing.T) io.Closer {
-			p, err := NewProxy(s.Addr, nil)
+			p, err := wiretest.NewProxy(s.Addr, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return p
 		}, true},
 		{"ScriptServer", func(t *testing.T) io.Closer {
-			ss, err := NewScriptServer(func(net.Conn) {})
+			ss, err := wiretest.NewScriptServer(func(net.Conn) {})
 			if err != nil {
 				t.Fatal(err)
 			}

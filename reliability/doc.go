@@ -2,16 +2,9 @@
 // faults, load and fuzzing: tds, prelogin, bridge, tdstest and the go-mssqldb connector
 // (mssqlbridge) together, over real loopback TCP.
 //
-// Almost all of it is tests. The package itself holds the helpers the tests share:
-//
-//   - Proxy: a loopback TCP proxy that frames each direction into TDS packets and TLS
-//     records (Unit), records every byte that crossed, and lets a Tamper rewrite, drop, inject,
-//     corrupt or cut units (strip the ENCRYPTION option of a PRELOGIN reply, flip a byte of an
-//     encrypted record, insert plaintext after the handshake).
-//   - ScriptServer: a loopback server whose connections run a test's script, for peers that
-//     misbehave in ways tdstest does not offer (oversized packets, TLS alerts, fuzzed replies).
-//   - CountingConn: a net.Conn that counts the bytes read and written, for backpressure
-//     figures.
+// It is all tests. The wire-level helpers they share (a framing, recording and tampering
+// proxy; a server running a test's script per connection; exact PRELOGIN and TDS packet bytes;
+// a byte-counting conn) are in internal/wiretest, outside the module's public API.
 //
 // What the tests cover, by file:
 //
@@ -47,6 +40,4 @@
 // correctness, then without it, with TestCancelStorm, for time and memory figures (the detector
 // multiplies memory several times over). TestSoak logs its figures; run it with -v. The
 // README's soak table says how each figure there was obtained.
-//
-// Every helper here is for tests on loopback: none of it is meant for production traffic.
 package reliability

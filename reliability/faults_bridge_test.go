@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/wiretest"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
@@ -36,7 +37,7 @@ func stall(c net.Conn) { _, _ = io.Copy(io.Discard, c) }
 // bound.
 func TestFaultMatrixHandshake(t *testing.T) {
 	t.Parallel()
-	preloginPacket := func(payload []byte) []byte { return Packet(tds.TypePrelogin, tds.StatusEOM, payload, 0) }
+	preloginPacket := func(payload []byte) []byte { return wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, payload, 0) }
 	tests := []struct {
 		name     string
 		script   func(c net.Conn)
@@ -55,7 +56,7 @@ func TestFaultMatrixHandshake(t *testing.T) {
 		{
 			name: "close-mid-packet",
 			script: afterClientHello(func(c net.Conn) {
-				_, _ = c.Write(Packet(tds.TypePrelogin, tds.StatusEOM, make([]byte, 50), 100))
+				_, _ = c.Write(wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, make([]byte, 50), 100))
 			}),
 			is:   []error{tds.ErrTruncatedPacket, io.ErrUnexpectedEOF},
 			msgs: []string{"bridge: handshake: read PRELOGIN reply"},
@@ -72,7 +73,7 @@ func TestFaultMatrixHandshake(t *testing.T) {
 		{
 			name: "wrong-packet-type",
 			script: afterClientHello(func(c net.Conn) {
-				_, _ = c.Write(Packet(tds.TypeSQLBatch, tds.StatusEOM, []byte{0x16, 0x03, 0x03, 0x00, 0x00}, 0))
+				_, _ = c.Write(wiretest.Packet(tds.TypeSQLBatch, tds.StatusEOM, []byte{0x16, 0x03, 0x03, 0x00, 0x00}, 0))
 			}),
 			is:   []error{tds.ErrUnexpectedType},
 			msgs: []string{"bridge: handshake: read PRELOGIN reply", "SQLBatch"},
@@ -80,7 +81,7 @@ func TestFaultMatrixHandshake(t *testing.T) {
 		{
 			name: "length-below-header",
 			script: afterClientHello(func(c net.Conn) {
-				_, _ = c.Write(Packet(tds.TypePrelogin, tds.StatusEOM, nil, 4))
+				_, _ = c.Write(wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, nil, 4))
 				stall(c)
 			}),
 			is:   []error{tds.ErrShortLength},
@@ -89,7 +90,7 @@ func TestFaultMatrixHandshake(t *testing.T) {
 		{
 			name: "length-over-packet-size",
 			script: afterClientHello(func(c net.Conn) {
-				_, _ = c.Write(Packet(tds.TypePrelogin, tds.StatusEOM, make([]byte, 100), 8192))
+				_, _ = c.Write(wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, make([]byte, 100), 8192))
 				stall(c)
 			}),
 			is:   []error{tds.ErrPacketTooLarge},
@@ -99,7 +100,7 @@ func TestFaultMatrixHandshake(t *testing.T) {
 			name: "message-over-limit",
 			script: afterClientHello(func(c net.Conn) {
 				// PRELOGIN packets without EOM, 2 MiB in all: over the reader's 1 MiB limit.
-				p := Packet(tds.TypePrelogin, 0, bytes.Repeat([]byte{0x16}, tds.DefaultPacketSize-tds.HeaderSize), 0)
+				p := wiretest.Packet(tds.TypePrelogin, 0, bytes.Repeat([]byte{0x16}, tds.DefaultPacketSize-tds.HeaderSize), 0)
 				for range 2 << 20 / len(p) {
 					if _, err := c.Write(p); err != nil {
 						return
@@ -145,7 +146,7 @@ func TestFaultMatrixHandshake(t *testing.T) {
 			name: "slow-drip-deadline",
 			script: afterClientHello(func(c net.Conn) {
 				// A slowloris: one byte of a valid-looking packet every 20 ms.
-				p := Packet(tds.TypePrelogin, tds.StatusEOM, bytes.Repeat([]byte{0x16}, 1000), 0)
+				p := wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, bytes.Repeat([]byte{0x16}, 1000), 0)
 				for _, b := range p {
 					if _, err := c.Write([]byte{b}); err != nil {
 						return
@@ -163,7 +164,7 @@ func TestFaultMatrixHandshake(t *testing.T) {
 			script: afterClientHello(func(c net.Conn) {
 				// Header-only PRELOGIN messages, without end: the bridge skips empty
 				// messages, so only the deadline can end the wait.
-				empty := Packet(tds.TypePrelogin, tds.StatusEOM, nil, 0)
+				empty := wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, nil, 0)
 				for {
 					if _, err := c.Write(empty); err != nil {
 						return
@@ -177,7 +178,7 @@ func TestFaultMatrixHandshake(t *testing.T) {
 		{
 			name: "empty-messages-context",
 			script: afterClientHello(func(c net.Conn) {
-				empty := Packet(tds.TypePrelogin, tds.StatusEOM, nil, 0)
+				empty := wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, nil, 0)
 				for {
 					if _, err := c.Write(empty); err != nil {
 						return
@@ -190,7 +191,7 @@ func TestFaultMatrixHandshake(t *testing.T) {
 		{
 			name: "slow-drip-context",
 			script: afterClientHello(func(c net.Conn) {
-				p := Packet(tds.TypePrelogin, tds.StatusEOM, bytes.Repeat([]byte{0x16}, 1000), 0)
+				p := wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, bytes.Repeat([]byte{0x16}, 1000), 0)
 				for _, b := range p {
 					if _, err := c.Write([]byte{b}); err != nil {
 						return
@@ -272,7 +273,7 @@ func recordData(i int) []byte {
 
 // bridgeRecords is a bridge server that writes n records (recordData) and then waits for the
 // client to close, or closes with close_notify when closeNotify is set.
-func bridgeRecords(t *testing.T, n int, closeNotify bool) *ScriptServer {
+func bridgeRecords(t *testing.T, n int, closeNotify bool) *wiretest.ScriptServer {
 	return bridgeServer(t, func(tc *tls.Conn, _ *bridge.Conn) {
 		for i := range n {
 			if _, err := tc.Write(recordData(i)); err != nil {
@@ -310,27 +311,27 @@ func TestFaultMatrixPassthrough(t *testing.T) {
 	const records, bad = 40, 20
 	// nthRecord returns a Tamper that applies f to the server's TLS record number k (counting
 	// the records after the handshake, which all travel as UnitTLS).
-	nthRecord := func(k int, f func(u *Unit) Verdict) Tamper {
+	nthRecord := func(k int, f func(u *wiretest.Unit) wiretest.Verdict) wiretest.Tamper {
 		seen := 0
-		return func(dir Direction, u *Unit) Verdict {
-			if dir == ServerToClient && u.Kind == UnitTLS {
+		return func(dir wiretest.Direction, u *wiretest.Unit) wiretest.Verdict {
+			if dir == wiretest.ServerToClient && u.Kind == wiretest.UnitTLS {
 				seen++
 				if seen == k+1 {
 					return f(u)
 				}
 			}
-			return Verdict{Send: u.Bytes}
+			return wiretest.Verdict{Send: u.Bytes}
 		}
 	}
-	flip := func(at func(n int) int) func(u *Unit) Verdict {
-		return func(u *Unit) Verdict {
+	flip := func(at func(n int) int) func(u *wiretest.Unit) wiretest.Verdict {
+		return func(u *wiretest.Unit) wiretest.Verdict {
 			u.Bytes[at(len(u.Bytes))] ^= 0x40
-			return Verdict{Send: u.Bytes}
+			return wiretest.Verdict{Send: u.Bytes}
 		}
 	}
 	tests := []struct {
 		name        string
-		tamper      Tamper
+		tamper      wiretest.Tamper
 		closeNotify bool
 		wantRecords int // records delivered intact before the error
 		is          []error
@@ -360,9 +361,9 @@ func TestFaultMatrixPassthrough(t *testing.T) {
 		},
 		{
 			name: "corrupted-record-length",
-			tamper: nthRecord(bad, func(u *Unit) Verdict {
+			tamper: nthRecord(bad, func(u *wiretest.Unit) wiretest.Verdict {
 				u.Bytes[4]-- // one byte shorter: the MAC check fails on the shortened record
-				return Verdict{Send: u.Bytes}
+				return wiretest.Verdict{Send: u.Bytes}
 			}),
 			wantRecords: bad,
 			msgs:        []string{"bad record MAC"},
@@ -370,8 +371,8 @@ func TestFaultMatrixPassthrough(t *testing.T) {
 		},
 		{
 			name: "close-mid-record",
-			tamper: nthRecord(bad, func(u *Unit) Verdict {
-				return Verdict{Send: u.Bytes[:len(u.Bytes)/2], Close: true}
+			tamper: nthRecord(bad, func(u *wiretest.Unit) wiretest.Verdict {
+				return wiretest.Verdict{Send: u.Bytes[:len(u.Bytes)/2], Close: true}
 			}),
 			wantRecords: bad,
 			is:          []error{io.ErrUnexpectedEOF},
@@ -379,8 +380,8 @@ func TestFaultMatrixPassthrough(t *testing.T) {
 		},
 		{
 			name: "close-mid-record-header",
-			tamper: nthRecord(bad, func(u *Unit) Verdict {
-				return Verdict{Send: u.Bytes[:3], Close: true}
+			tamper: nthRecord(bad, func(u *wiretest.Unit) wiretest.Verdict {
+				return wiretest.Verdict{Send: u.Bytes[:3], Close: true}
 			}),
 			wantRecords: bad,
 			is:          []error{io.ErrUnexpectedEOF},
@@ -388,7 +389,7 @@ func TestFaultMatrixPassthrough(t *testing.T) {
 		},
 		{
 			name:        "close-notify-after-data",
-			tamper:      Pass,
+			tamper:      wiretest.Pass,
 			closeNotify: true,
 			wantRecords: records,
 			is:          []error{io.EOF},

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tdsbridge/tdsbridge/internal/wiretest"
 	"github.com/tdsbridge/tdsbridge/mssqlbridge"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
@@ -16,7 +17,7 @@ import (
 // afterPrelogin returns a script that reads the client's PRELOGIN and then runs then.
 func afterPrelogin(then func(c net.Conn)) func(c net.Conn) {
 	return func(c net.Conn) {
-		if _, err := ReadClientPrelogin(c); err != nil {
+		if _, err := wiretest.ReadClientPrelogin(c); err != nil {
 			return
 		}
 		then(c)
@@ -41,7 +42,7 @@ func write(bs ...[]byte) func(c net.Conn) {
 // was wrong, before any LOGIN7 byte leaves.
 func TestFaultMatrixConnector(t *testing.T) {
 	t.Parallel()
-	reply := PreloginPayload(prelogin.EncryptOn)
+	reply := wiretest.PreloginPayload(prelogin.EncryptOn)
 	noEnc := func() []byte { // a reply with VERSION only
 		m := prelogin.Message{Version: prelogin.Version{Major: 16}, HasVersion: true}
 		b, _ := m.Encode(nil)
@@ -60,7 +61,7 @@ func TestFaultMatrixConnector(t *testing.T) {
 			name: "reply-over-limit",
 			script: afterPrelogin(func(c net.Conn) {
 				// Tabular result packets without EOM, 64 KiB in all (the limit is 4096 bytes).
-				p := Packet(tds.TypeTabularResult, 0, bytes.Repeat([]byte{0}, 4088), 0)
+				p := wiretest.Packet(tds.TypeTabularResult, 0, bytes.Repeat([]byte{0}, 4088), 0)
 				for range 16 {
 					if _, err := c.Write(p); err != nil {
 						return
@@ -73,63 +74,63 @@ func TestFaultMatrixConnector(t *testing.T) {
 		},
 		{
 			name:   "reply-length-over-packet-size",
-			script: afterPrelogin(write(Packet(tds.TypeTabularResult, tds.StatusEOM, reply, 4097))),
+			script: afterPrelogin(write(wiretest.Packet(tds.TypeTabularResult, tds.StatusEOM, reply, 4097))),
 			is:     []error{mssqlbridge.ErrMalformedReply, tds.ErrPacketTooLarge},
 			msgs:   []string{"4097 > 4096"},
 		},
 		{
 			name:   "reply-length-below-header",
-			script: afterPrelogin(write(Packet(tds.TypeTabularResult, tds.StatusEOM, reply, 7))),
+			script: afterPrelogin(write(wiretest.Packet(tds.TypeTabularResult, tds.StatusEOM, reply, 7))),
 			is:     []error{mssqlbridge.ErrMalformedReply, tds.ErrShortLength},
 		},
 		{
 			name:   "reply-wrong-type",
-			script: afterPrelogin(write(Packet(tds.TypePrelogin, tds.StatusEOM, reply, 0))),
+			script: afterPrelogin(write(wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, reply, 0))),
 			is:     []error{mssqlbridge.ErrMalformedReply, tds.ErrUnexpectedType},
 			msgs:   []string{"PRELOGIN"},
 		},
 		{
 			name:   "reply-not-prelogin",
-			script: afterPrelogin(write(Packet(tds.TypeTabularResult, tds.StatusEOM, []byte("HTTP/1.1 400 Bad Request\r\n"), 0))),
+			script: afterPrelogin(write(wiretest.Packet(tds.TypeTabularResult, tds.StatusEOM, []byte("HTTP/1.1 400 Bad Request\r\n"), 0))),
 			is:     []error{mssqlbridge.ErrMalformedReply},
 		},
 		{
 			name:   "reply-without-encryption",
-			script: afterPrelogin(write(Packet(tds.TypeTabularResult, tds.StatusEOM, noEnc, 0))),
+			script: afterPrelogin(write(wiretest.Packet(tds.TypeTabularResult, tds.StatusEOM, noEnc, 0))),
 			is:     []error{mssqlbridge.ErrMalformedReply},
 			msgs:   []string{"ENCRYPTION"},
 		},
 		{
 			name:   "reply-unknown-encryption",
-			script: afterPrelogin(write(PreloginReply(prelogin.Encryption(0x20)))),
+			script: afterPrelogin(write(wiretest.PreloginReply(prelogin.Encryption(0x20)))),
 			is:     []error{mssqlbridge.ErrMalformedReply},
 		},
 		{
 			name:   "close-mid-reply",
-			script: afterPrelogin(func(c net.Conn) { _, _ = c.Write(PreloginReply(prelogin.EncryptOn)[:20]) }),
+			script: afterPrelogin(func(c net.Conn) { _, _ = c.Write(wiretest.PreloginReply(prelogin.EncryptOn)[:20]) }),
 			is:     []error{io.ErrUnexpectedEOF},
 			msgs:   []string{"mssqlbridge: read PRELOGIN reply: server closed the connection"},
 		},
 		{
 			name:   "alert-after-reply",
-			script: afterPrelogin(write(PreloginReply(prelogin.EncryptOn), Packet(tds.TypePrelogin, tds.StatusEOM, []byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28}, 0))),
+			script: afterPrelogin(write(wiretest.PreloginReply(prelogin.EncryptOn), wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, []byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28}, 0))),
 			msgs:   []string{"mssqlbridge: TLS handshake with 127.0.0.1", "remote error: tls: handshake failure"},
 		},
 		{
 			name:   "plaintext-instead-of-handshake",
-			script: afterPrelogin(write(PreloginReply(prelogin.EncryptOn), Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0))),
+			script: afterPrelogin(write(wiretest.PreloginReply(prelogin.EncryptOn), wiretest.Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0))),
 			msgs:   []string{"mssqlbridge: TLS handshake with 127.0.0.1", "tls: "},
 		},
 		{
 			name:   "silent-after-reply-dial-timeout",
-			script: afterPrelogin(write(PreloginReply(prelogin.EncryptOn))),
+			script: afterPrelogin(write(wiretest.PreloginReply(prelogin.EncryptOn))),
 			params: []string{"dial timeout=1"},
 			check:  wantTimeout,
 		},
 		{
 			name: "slow-drip-reply-context",
 			script: afterPrelogin(func(c net.Conn) {
-				for _, b := range PreloginReply(prelogin.EncryptOn) {
+				for _, b := range wiretest.PreloginReply(prelogin.EncryptOn) {
 					if _, err := c.Write([]byte{b}); err != nil {
 						return
 					}

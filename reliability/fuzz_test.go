@@ -17,6 +17,7 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/wiretest"
 	"github.com/tdsbridge/tdsbridge/mssqlbridge"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
@@ -73,7 +74,7 @@ func splitChunks(b []byte) [][]byte {
 // through next; done receives, once the connection's script has returned, every byte the
 // client sent.
 type fuzzServer struct {
-	*ScriptServer
+	*wiretest.ScriptServer
 	next chan [][]byte
 	done chan []byte
 }
@@ -161,7 +162,7 @@ func runConnectorClient(ctx context.Context, c *mssql.Connector, addr string, re
 	if _, _, err := rd.ReadMessage(); err != nil {
 		return err
 	}
-	login := Packet(tds.TypeLogin7, tds.StatusEOM, loginMarker, 0)
+	login := wiretest.Packet(tds.TypeLogin7, tds.StatusEOM, loginMarker, 0)
 	if _, err := conn.Write(login); err != nil {
 		return err
 	}
@@ -268,7 +269,7 @@ func TestFuzzOracle(t *testing.T) {
 	t.Parallel()
 	fs := newFuzzServer(t)
 	connectors := fuzzConnectors(t, fs.Addr)
-	fs.next <- [][]byte{PreloginReply(prelogin.EncryptNotSup)}
+	fs.next <- [][]byte{wiretest.PreloginReply(prelogin.EncryptNotSup)}
 	ctx, cancel := context.WithTimeout(context.Background(), fuzzBudget)
 	defer cancel()
 	err := runConnectorClient(ctx, connectors["false"], fs.Addr, 1<<20)
@@ -315,43 +316,43 @@ const (
 // answers recorded through a Proxy.
 func corpusSeeds(t *testing.T) map[string][]byte {
 	seeds := map[string][]byte{}
-	prePkt := func(payload []byte) []byte { return Packet(tds.TypePrelogin, tds.StatusEOM, payload, 0) }
+	prePkt := func(payload []byte) []byte { return wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, payload, 0) }
 	truncatedServerHello := []byte{0x16, 0x03, 0x03, 0x00, 0x50, 0x02, 0x00, 0x00, 0x4c, 0x03, 0x03, 0x01, 0x02}
 	alert := []byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28}
 	modes := map[byte]string{modeTrue: "true", modeFalse: "false", modeDisable: "disable"}
 	for m, name := range modes {
 		for _, e := range []byte{0x00, 0x01, 0x02, 0x03, 0x04, 0x20, 0x80, 0x81, 0xFF} {
-			reply := PreloginReply(prelogin.Encryption(e))
+			reply := wiretest.PreloginReply(prelogin.Encryption(e))
 			seeds[fmt.Sprintf("reply-%s-enc-%02x", name, e)] = encodeFuzzInput(m, reply)
 			seeds[fmt.Sprintf("reply-%s-enc-%02x-truncated-server-hello", name, e)] =
 				encodeFuzzInput(m, reply, prePkt(truncatedServerHello))
 		}
-		seeds["reply-"+name+"-then-alert"] = encodeFuzzInput(m, PreloginReply(prelogin.EncryptOn), prePkt(alert))
+		seeds["reply-"+name+"-then-alert"] = encodeFuzzInput(m, wiretest.PreloginReply(prelogin.EncryptOn), prePkt(alert))
 	}
-	payload := PreloginPayload(prelogin.EncryptOn)
-	seeds["reply-wrong-type-sqlbatch"] = encodeFuzzInput(modeTrue, Packet(tds.TypeSQLBatch, tds.StatusEOM, payload, 0))
-	seeds["reply-wrong-type-prelogin"] = encodeFuzzInput(modeTrue, Packet(tds.TypePrelogin, tds.StatusEOM, payload, 0))
-	seeds["reply-length-4"] = encodeFuzzInput(modeTrue, Packet(tds.TypeTabularResult, tds.StatusEOM, payload, 4))
-	seeds["reply-length-8192"] = encodeFuzzInput(modeTrue, Packet(tds.TypeTabularResult, tds.StatusEOM, payload, 8192))
-	seeds["reply-no-eom"] = encodeFuzzInput(modeTrue, Packet(tds.TypeTabularResult, 0, payload, 0), PreloginReply(prelogin.EncryptOn))
-	seeds["reply-split"] = encodeFuzzInput(modeTrue, PreloginReply(prelogin.EncryptOn)[:11], PreloginReply(prelogin.EncryptOn)[11:])
-	seeds["reply-then-wrong-type-handshake"] = encodeFuzzInput(modeTrue, PreloginReply(prelogin.EncryptOn),
-		Packet(tds.TypeSQLBatch, tds.StatusEOM, truncatedServerHello, 0))
-	seeds["reply-then-handshake-length-9000"] = encodeFuzzInput(modeTrue, PreloginReply(prelogin.EncryptOn),
-		Packet(tds.TypePrelogin, tds.StatusEOM, truncatedServerHello, 9000))
-	seeds["disable-plaintext-response"] = encodeFuzzInput(modeDisable, PreloginReply(prelogin.EncryptNotSup),
-		Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0))
+	payload := wiretest.PreloginPayload(prelogin.EncryptOn)
+	seeds["reply-wrong-type-sqlbatch"] = encodeFuzzInput(modeTrue, wiretest.Packet(tds.TypeSQLBatch, tds.StatusEOM, payload, 0))
+	seeds["reply-wrong-type-prelogin"] = encodeFuzzInput(modeTrue, wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, payload, 0))
+	seeds["reply-length-4"] = encodeFuzzInput(modeTrue, wiretest.Packet(tds.TypeTabularResult, tds.StatusEOM, payload, 4))
+	seeds["reply-length-8192"] = encodeFuzzInput(modeTrue, wiretest.Packet(tds.TypeTabularResult, tds.StatusEOM, payload, 8192))
+	seeds["reply-no-eom"] = encodeFuzzInput(modeTrue, wiretest.Packet(tds.TypeTabularResult, 0, payload, 0), wiretest.PreloginReply(prelogin.EncryptOn))
+	seeds["reply-split"] = encodeFuzzInput(modeTrue, wiretest.PreloginReply(prelogin.EncryptOn)[:11], wiretest.PreloginReply(prelogin.EncryptOn)[11:])
+	seeds["reply-then-wrong-type-handshake"] = encodeFuzzInput(modeTrue, wiretest.PreloginReply(prelogin.EncryptOn),
+		wiretest.Packet(tds.TypeSQLBatch, tds.StatusEOM, truncatedServerHello, 0))
+	seeds["reply-then-handshake-length-9000"] = encodeFuzzInput(modeTrue, wiretest.PreloginReply(prelogin.EncryptOn),
+		wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, truncatedServerHello, 9000))
+	seeds["disable-plaintext-response"] = encodeFuzzInput(modeDisable, wiretest.PreloginReply(prelogin.EncryptNotSup),
+		wiretest.Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0))
 	seeds["bridge-truncated-server-hello"] = encodeFuzzInput(modeBridge, prePkt(truncatedServerHello))
 	seeds["bridge-alert"] = encodeFuzzInput(modeBridge, prePkt(alert))
-	seeds["bridge-wrong-type"] = encodeFuzzInput(modeBridge, Packet(tds.TypeSQLBatch, tds.StatusEOM, truncatedServerHello, 0))
+	seeds["bridge-wrong-type"] = encodeFuzzInput(modeBridge, wiretest.Packet(tds.TypeSQLBatch, tds.StatusEOM, truncatedServerHello, 0))
 	seeds["bridge-tabular-handshake"] = encodeFuzzInput(modeBridgeTabular,
-		Packet(tds.TypeTabularResult, tds.StatusEOM, truncatedServerHello, 0))
+		wiretest.Packet(tds.TypeTabularResult, tds.StatusEOM, truncatedServerHello, 0))
 	seeds["strict-alert"] = encodeFuzzInput(modeStrict, alert)
 	seeds["strict-truncated-server-hello"] = encodeFuzzInput(modeStrict, truncatedServerHello)
-	seeds["strict-prelogin-reply"] = encodeFuzzInput(modeStrict, PreloginReply(prelogin.EncryptNotSup))
+	seeds["strict-prelogin-reply"] = encodeFuzzInput(modeStrict, wiretest.PreloginReply(prelogin.EncryptNotSup))
 
 	// Real answers, recorded: every unit the server sent, one chunk each.
-	record := func(name string, mode byte, units []Unit) {
+	record := func(name string, mode byte, units []wiretest.Unit) {
 		var chunks [][]byte
 		for _, u := range units {
 			chunks = append(chunks, u.Bytes)
@@ -369,7 +370,7 @@ func corpusSeeds(t *testing.T) map[string][]byte {
 
 // captureTDS records what a tdstest server sends to the bridged connector (encrypt as given)
 // for a login and SELECT 1.
-func captureTDS(t *testing.T, cfg tdstest.Config, encrypt string) []Unit {
+func captureTDS(t *testing.T, cfg tdstest.Config, encrypt string) []wiretest.Unit {
 	s := startTDS(t, cfg)
 	p := proxy(t, s.Addr, nil)
 	db := openBridged(t, s.DSN("encrypt="+encrypt, "certificate="+s.CAFile()), mssqlbridge.WithDialer(p))
@@ -380,11 +381,11 @@ func captureTDS(t *testing.T, cfg tdstest.Config, encrypt string) []Unit {
 	}
 	_ = db.Close()
 	ss := waitSessions(t, p)
-	return ss[0].Units(ServerToClient)
+	return ss[0].Units(wiretest.ServerToClient)
 }
 
 // captureBridge records a bridge server's handshake and a few records.
-func captureBridge(t *testing.T) []Unit {
+func captureBridge(t *testing.T) []wiretest.Unit {
 	s := bridgeRecords(t, 5, true)
 	p := proxy(t, s.Addr, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
@@ -395,5 +396,5 @@ func captureBridge(t *testing.T) []Unit {
 	}
 	_, _, _ = readAll(c.r)
 	_ = c.b.Close()
-	return waitSessions(t, p)[0].Units(ServerToClient)
+	return waitSessions(t, p)[0].Units(wiretest.ServerToClient)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tdsbridge/tdsbridge/bridge"
 	"github.com/tdsbridge/tdsbridge/internal/testcert"
+	"github.com/tdsbridge/tdsbridge/internal/wiretest"
 	"github.com/tdsbridge/tdsbridge/mssqlbridge"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
@@ -59,10 +60,10 @@ func serverTLS(t testing.TB) *tls.Config {
 // bridgeServer returns a ScriptServer whose connections run a TLS handshake inside PRELOGIN
 // packets (tls.Server over a server bridge), switch to passthrough and then run serve. The
 // server writes one record per Write (DynamicRecordSizingDisabled).
-func bridgeServer(t testing.TB, serve func(tc *tls.Conn, b *bridge.Conn)) *ScriptServer {
+func bridgeServer(t testing.TB, serve func(tc *tls.Conn, b *bridge.Conn)) *wiretest.ScriptServer {
 	t.Helper()
 	cfg := serverTLS(t)
-	s, err := NewScriptServer(func(c net.Conn) {
+	s, err := wiretest.NewScriptServer(func(c net.Conn) {
 		b := bridge.New(c, bridge.Options{Role: bridge.RoleServer})
 		defer b.Close()
 		tc := tls.Server(b, cfg)
@@ -84,9 +85,9 @@ func bridgeServer(t testing.TB, serve func(tc *tls.Conn, b *bridge.Conn)) *Scrip
 }
 
 // scriptServer starts a ScriptServer closed at the end of the test.
-func scriptServer(t testing.TB, script func(c net.Conn)) *ScriptServer {
+func scriptServer(t testing.TB, script func(c net.Conn)) *wiretest.ScriptServer {
 	t.Helper()
-	s, err := NewScriptServer(script)
+	s, err := wiretest.NewScriptServer(script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,9 +96,9 @@ func scriptServer(t testing.TB, script func(c net.Conn)) *ScriptServer {
 }
 
 // proxy starts a Proxy to target, closed at the end of the test.
-func proxy(t testing.TB, target string, tamper Tamper) *Proxy {
+func proxy(t testing.TB, target string, tamper wiretest.Tamper) *wiretest.Proxy {
 	t.Helper()
-	p, err := NewProxy(target, tamper)
+	p, err := wiretest.NewProxy(target, tamper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func proxy(t testing.TB, target string, tamper Tamper) *Proxy {
 // bridgeClient is the client side at the bridge level: a socket (counted), the bridge over it,
 // tls.Client over the bridge and the coalescing Reader.
 type bridgeClient struct {
-	raw *CountingConn
+	raw *wiretest.CountingConn
 	b   *bridge.Conn
 	tc  *tls.Conn
 	r   *bridge.Reader
@@ -123,7 +124,7 @@ func dialBridge(ctx context.Context, addr string, cfg *tls.Config, opts bridge.O
 	if err != nil {
 		return nil, err
 	}
-	cc := NewCountingConn(raw)
+	cc := wiretest.NewCountingConn(raw)
 	b := bridge.New(cc, opts)
 	tc := tls.Client(b, bridge.PreloginConfig(cfg, false))
 	if err := tc.HandshakeContext(ctx); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/wiretest"
 )
 
 // sizedRecord returns the plaintext of record i of size n: bytes that differ per record.
@@ -23,7 +24,7 @@ func sizedRecord(i, n int) []byte {
 // recordServer is a bridge server (TLS 1.2 at most unless tls13) that writes count records of
 // size bytes each and then closes with close_notify. suite, if not 0, is the only TLS 1.2
 // cipher suite it accepts.
-func recordServer(t *testing.T, tls13 bool, suite uint16, count, size int) *ScriptServer {
+func recordServer(t *testing.T, tls13 bool, suite uint16, count, size int) *wiretest.ScriptServer {
 	t.Helper()
 	cert, _ := serverCert(t)
 	cfg := bridge.PreloginConfig(&tls.Config{
@@ -34,7 +35,7 @@ func recordServer(t *testing.T, tls13 bool, suite uint16, count, size int) *Scri
 	if suite != 0 {
 		cfg.CipherSuites = []uint16{suite}
 	}
-	s, err := NewScriptServer(func(c net.Conn) {
+	s, err := wiretest.NewScriptServer(func(c net.Conn) {
 		b := bridge.New(c, bridge.Options{Role: bridge.RoleServer})
 		defer b.Close()
 		tc := tls.Server(b, cfg)
@@ -68,7 +69,7 @@ func dialRecords(t *testing.T, addr string, tls13 bool, suite uint16) *bridgeCli
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc := NewCountingConn(raw)
+	cc := wiretest.NewCountingConn(raw)
 	b := bridge.New(cc, bridge.Options{})
 	cfg := clientTLS(t)
 	if suite != 0 {
@@ -117,14 +118,14 @@ func TestCorruptionDeliversPrefix(t *testing.T) {
 					t.Parallel()
 					s := recordServer(t, tls13, rs.suite, count, size)
 					seen := 0
-					p := proxy(t, s.Addr, func(dir Direction, u *Unit) Verdict {
-						if dir == ServerToClient && u.Kind == UnitTLS {
+					p := proxy(t, s.Addr, func(dir wiretest.Direction, u *wiretest.Unit) wiretest.Verdict {
+						if dir == wiretest.ServerToClient && u.Kind == wiretest.UnitTLS {
 							if seen == pos {
 								u.Bytes[len(u.Bytes)-1] ^= 1
 							}
 							seen++
 						}
-						return Verdict{Send: u.Bytes}
+						return wiretest.Verdict{Send: u.Bytes}
 					})
 					c := dialRecords(t, p.Addr, tls13, rs.suite)
 					cs := c.tc.ConnectionState()
@@ -169,22 +170,22 @@ func timeoutMidRecord(t *testing.T, tls13 bool, suite uint16) {
 	release := make(chan struct{})
 	var stash []byte
 	seen := 0
-	p := proxy(t, s.Addr, func(dir Direction, u *Unit) Verdict {
-		if dir != ServerToClient || u.Kind != UnitTLS {
-			return Verdict{Send: u.Bytes}
+	p := proxy(t, s.Addr, func(dir wiretest.Direction, u *wiretest.Unit) wiretest.Verdict {
+		if dir != wiretest.ServerToClient || u.Kind != wiretest.UnitTLS {
+			return wiretest.Verdict{Send: u.Bytes}
 		}
 		seen++
 		switch {
 		case seen == pos+1: // half of record pos now, the rest later
 			stash = u.Bytes[len(u.Bytes)/2:]
-			return Verdict{Send: u.Bytes[:len(u.Bytes)/2]}
+			return wiretest.Verdict{Send: u.Bytes[:len(u.Bytes)/2]}
 		case stash != nil:
 			<-release
 			out := append(stash, u.Bytes...)
 			stash = nil
-			return Verdict{Send: out}
+			return wiretest.Verdict{Send: out}
 		}
-		return Verdict{Send: u.Bytes}
+		return wiretest.Verdict{Send: u.Bytes}
 	})
 	c := dialRecords(t, p.Addr, tls13, suite)
 	_ = c.b.SetReadDeadline(time.Now().Add(300 * time.Millisecond))

@@ -18,6 +18,7 @@ import (
 	_ "github.com/microsoft/go-mssqldb" // the native "sqlserver" driver, for parity checks
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/wiretest"
 	"github.com/tdsbridge/tdsbridge/mssqlbridge"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
@@ -26,43 +27,43 @@ import (
 
 // rewriteReply returns a Tamper that sets the ENCRYPTION option of the server's first message
 // (the PRELOGIN reply, in clear) to e: a man in the middle stripping encryption.
-func rewriteReply(t *testing.T, e prelogin.Encryption) Tamper {
-	return func(dir Direction, u *Unit) Verdict {
-		if dir == ServerToClient && u.Index == 0 && u.Kind == UnitTDS {
+func rewriteReply(t *testing.T, e prelogin.Encryption) wiretest.Tamper {
+	return func(dir wiretest.Direction, u *wiretest.Unit) wiretest.Verdict {
+		if dir == wiretest.ServerToClient && u.Index == 0 && u.Kind == wiretest.UnitTDS {
 			if _, err := prelogin.SetEncryption(u.Bytes[tds.HeaderSize:], e); err != nil {
 				t.Errorf("proxy: cannot patch the PRELOGIN reply: %v", err)
 			}
 		}
-		return Verdict{Send: u.Bytes}
+		return wiretest.Verdict{Send: u.Bytes}
 	}
 }
 
 // impersonate returns a Tamper for strict (TDS 8.0) connections: it answers the client's first
 // unit (the TLS ClientHello) itself with a plaintext PRELOGIN reply carrying e, as a server
 // without TDS 8.0 (or an attacker posing as one) would, and drops the ClientHello.
-func impersonate(e prelogin.Encryption) Tamper {
-	return func(dir Direction, u *Unit) Verdict {
-		if dir == ClientToServer && u.Index == 0 {
-			return Verdict{Back: PreloginReply(e)}
+func impersonate(e prelogin.Encryption) wiretest.Tamper {
+	return func(dir wiretest.Direction, u *wiretest.Unit) wiretest.Verdict {
+		if dir == wiretest.ClientToServer && u.Index == 0 {
+			return wiretest.Verdict{Back: wiretest.PreloginReply(e)}
 		}
-		return Verdict{Send: u.Bytes}
+		return wiretest.Verdict{Send: u.Bytes}
 	}
 }
 
 // assertNoLoginInClear fails the test if the client's recorded bytes hold a LOGIN7 packet
 // outside TLS or the password in either form.
-func assertNoLoginInClear(t *testing.T, s *Session, password string) {
+func assertNoLoginInClear(t *testing.T, s *wiretest.Session, password string) {
 	t.Helper()
-	if types := s.ClearTDSTypes(ClientToServer); bytes.IndexByte(types, byte(tds.TypeLogin7)) >= 0 {
+	if types := s.ClearTDSTypes(wiretest.ClientToServer); bytes.IndexByte(types, byte(tds.TypeLogin7)) >= 0 {
 		t.Errorf("a LOGIN7 packet crossed in the clear (client packet types in clear: % x)", types)
 	}
-	if ContainsPassword(s.Sent(ClientToServer), password) {
+	if wiretest.ContainsPassword(s.Sent(wiretest.ClientToServer), password) {
 		t.Errorf("the password crossed in the clear (plain UTF-16LE or obfuscated)")
 	}
 }
 
 // waitSessions waits until every session of p has ended, so that the recording is complete.
-func waitSessions(t *testing.T, p *Proxy) []*Session {
+func waitSessions(t *testing.T, p *wiretest.Proxy) []*wiretest.Session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 	defer cancel()
@@ -86,7 +87,7 @@ func TestDowngradeRefused(t *testing.T) {
 		name     string
 		server   tdstest.Config
 		encrypt  string
-		tamper   func(t *testing.T) Tamper
+		tamper   func(t *testing.T) wiretest.Tamper
 		is       []error
 		msgs     []string
 		control  bool // the client accepts the downgrade: the recording must show the password
@@ -94,13 +95,13 @@ func TestDowngradeRefused(t *testing.T) {
 	}{
 		{
 			name: "encrypt-true-proxy-NOT_SUP", encrypt: "true",
-			tamper: func(t *testing.T) Tamper { return rewriteReply(t, prelogin.EncryptNotSup) },
+			tamper: func(t *testing.T) wiretest.Tamper { return rewriteReply(t, prelogin.EncryptNotSup) },
 			is:     []error{mssqlbridge.ErrServerNoEncryption, prelogin.ErrServerNoEncryption},
 			msgs:   []string{"does not support encryption"},
 		},
 		{
 			name: "encrypt-true-proxy-OFF", encrypt: "true",
-			tamper: func(t *testing.T) Tamper { return rewriteReply(t, prelogin.EncryptOff) },
+			tamper: func(t *testing.T) wiretest.Tamper { return rewriteReply(t, prelogin.EncryptOff) },
 			is:     []error{mssqlbridge.ErrServerNoEncryption},
 		},
 		{
@@ -110,17 +111,17 @@ func TestDowngradeRefused(t *testing.T) {
 		},
 		{
 			name: "strict-proxy-NOT_SUP", encrypt: "strict", server: tdstest.Config{Strict: true},
-			tamper: func(*testing.T) Tamper { return impersonate(prelogin.EncryptNotSup) },
+			tamper: func(*testing.T) wiretest.Tamper { return impersonate(prelogin.EncryptNotSup) },
 			msgs:   []string{"tls: first record does not look like a TLS handshake"},
 		},
 		{
 			name: "strict-proxy-OFF", encrypt: "strict", server: tdstest.Config{Strict: true},
-			tamper: func(*testing.T) Tamper { return impersonate(prelogin.EncryptOff) },
+			tamper: func(*testing.T) wiretest.Tamper { return impersonate(prelogin.EncryptOff) },
 			msgs:   []string{"tls: first record does not look like a TLS handshake"},
 		},
 		{
 			name: "control-encrypt-false-proxy-NOT_SUP", encrypt: "false",
-			tamper:  func(t *testing.T) Tamper { return rewriteReply(t, prelogin.EncryptNotSup) },
+			tamper:  func(t *testing.T) wiretest.Tamper { return rewriteReply(t, prelogin.EncryptNotSup) },
 			control: true,
 		},
 	}
@@ -128,7 +129,7 @@ func TestDowngradeRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s := startTDS(t, tt.server)
-			var tamper Tamper
+			var tamper wiretest.Tamper
 			if tt.tamper != nil {
 				tamper = tt.tamper(t)
 			}
@@ -152,8 +153,8 @@ func TestDowngradeRefused(t *testing.T) {
 				// The client goes on in clear; the server, which expects TLS, hangs up after
 				// the LOGIN7 packet: only the recording matters here.
 				t.Logf("control: %v", err)
-				if !ContainsPassword(ss[0].Sent(ClientToServer), pw) ||
-					bytes.IndexByte(ss[0].ClearTDSTypes(ClientToServer), byte(tds.TypeLogin7)) < 0 {
+				if !wiretest.ContainsPassword(ss[0].Sent(wiretest.ClientToServer), pw) ||
+					bytes.IndexByte(ss[0].ClearTDSTypes(wiretest.ClientToServer), byte(tds.TypeLogin7)) < 0 {
 					t.Fatal("control: the recording does not show the LOGIN7 packet and password sent in clear")
 				}
 				return
@@ -203,10 +204,10 @@ func TestLoginNeverInClear(t *testing.T) {
 				t.Fatalf("%d connections through the proxy, want 1", len(ss))
 			}
 			assertNoLoginInClear(t, ss[0], tdstest.DefaultPassword)
-			clear := ss[0].ClearTDSTypes(ClientToServer)
+			clear := ss[0].ClearTDSTypes(wiretest.ClientToServer)
 			tlsUnits := 0
-			for _, u := range ss[0].Units(ClientToServer) {
-				if u.Kind == UnitTLS {
+			for _, u := range ss[0].Units(wiretest.ClientToServer) {
+				if u.Kind == wiretest.UnitTLS {
 					tlsUnits++
 				}
 			}
@@ -226,7 +227,7 @@ func TestLoginNeverInClear(t *testing.T) {
 // records before them do.
 func TestInjectionAfterHandshake(t *testing.T) {
 	t.Parallel()
-	fakeDone := Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0)
+	fakeDone := wiretest.Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0)
 	fakeRecord := append([]byte{0x17, 0x03, 0x03, 0x00, 0x40}, bytes.Repeat([]byte{0xAA}, 0x40)...)
 	const records = 10
 	tests := []struct {
@@ -245,14 +246,14 @@ func TestInjectionAfterHandshake(t *testing.T) {
 			t.Parallel()
 			s := bridgeRecords(t, records, false)
 			seen := 0
-			p := proxy(t, s.Addr, func(dir Direction, u *Unit) Verdict {
-				if dir == ServerToClient && u.Kind == UnitTLS {
+			p := proxy(t, s.Addr, func(dir wiretest.Direction, u *wiretest.Unit) wiretest.Verdict {
+				if dir == wiretest.ServerToClient && u.Kind == wiretest.UnitTLS {
 					seen++
 					if seen == tt.before+1 {
-						return Verdict{Send: append(append([]byte(nil), tt.inject...), u.Bytes...)}
+						return wiretest.Verdict{Send: append(append([]byte(nil), tt.inject...), u.Bytes...)}
 					}
 				}
-				return Verdict{Send: u.Bytes}
+				return wiretest.Verdict{Send: u.Bytes}
 			})
 			ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 			defer cancel()
@@ -288,14 +289,14 @@ func TestInjectionAfterHandshake(t *testing.T) {
 func TestInjectionDriver(t *testing.T) {
 	t.Parallel()
 	s := startTDS(t, tdstest.Config{})
-	fake := Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0)
+	fake := wiretest.Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0)
 	injected := false
-	p := proxy(t, s.Addr, func(dir Direction, u *Unit) Verdict {
-		if dir == ServerToClient && u.Kind == UnitTLS && !injected {
+	p := proxy(t, s.Addr, func(dir wiretest.Direction, u *wiretest.Unit) wiretest.Verdict {
+		if dir == wiretest.ServerToClient && u.Kind == wiretest.UnitTLS && !injected {
 			injected = true
-			return Verdict{Send: append(append([]byte(nil), fake...), u.Bytes...)}
+			return wiretest.Verdict{Send: append(append([]byte(nil), fake...), u.Bytes...)}
 		}
-		return Verdict{Send: u.Bytes}
+		return wiretest.Verdict{Send: u.Bytes}
 	})
 	db := openBridged(t, s.DSN("encrypt=true", "certificate="+s.CAFile()), mssqlbridge.WithDialer(p))
 	err := within(t, "ping", func() error {
@@ -496,10 +497,10 @@ func TestLoginOnlySmallPacketSize(t *testing.T) {
 				t.Fatal("no connection through the proxy")
 			}
 			for _, sess := range ss {
-				clear := sess.ClearTDSTypes(ClientToServer)
+				clear := sess.ClearTDSTypes(wiretest.ClientToServer)
 				t.Logf("client packet types in clear: % x", clear)
 				assertNoLoginInClear(t, sess, tdstest.DefaultPassword)
-				if ContainsPassword(sess.Sent(ClientToServer), newPassword) {
+				if wiretest.ContainsPassword(sess.Sent(wiretest.ClientToServer), newPassword) {
 					t.Errorf("the new password crossed in the clear")
 				}
 				if tt.wantErr == nil && bytes.IndexByte(clear, byte(tds.TypeSQLBatch)) < 0 {
@@ -534,10 +535,10 @@ func TestLoginOnlyLongLogin7(t *testing.T) {
 	s := scriptServer(t, func(c net.Conn) {
 		var g got
 		defer func() { result <- g }()
-		if _, g.err = ReadClientPrelogin(c); g.err != nil {
+		if _, g.err = wiretest.ReadClientPrelogin(c); g.err != nil {
 			return
 		}
-		if _, g.err = c.Write(PreloginReply(prelogin.EncryptOff)); g.err != nil {
+		if _, g.err = c.Write(wiretest.PreloginReply(prelogin.EncryptOff)); g.err != nil {
 			return
 		}
 		b := bridge.New(c, bridge.Options{Role: bridge.RoleServer})
@@ -600,13 +601,13 @@ func TestLoginOnlyLongLogin7(t *testing.T) {
 func TestInjectionConnectorConn(t *testing.T) {
 	t.Parallel()
 	s := startTDS(t, tdstest.Config{})
-	fake := Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0)
+	fake := wiretest.Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0)
 	var injected atomic.Bool
-	p := proxy(t, s.Addr, func(dir Direction, u *Unit) Verdict {
-		if dir == ClientToServer && u.Kind == UnitTLS && !injected.Swap(true) {
-			return Verdict{Send: u.Bytes, Back: fake}
+	p := proxy(t, s.Addr, func(dir wiretest.Direction, u *wiretest.Unit) wiretest.Verdict {
+		if dir == wiretest.ClientToServer && u.Kind == wiretest.UnitTLS && !injected.Swap(true) {
+			return wiretest.Verdict{Send: u.Bytes, Back: fake}
 		}
-		return Verdict{Send: u.Bytes}
+		return wiretest.Verdict{Send: u.Bytes}
 	})
 	conn := dialConnector(t, s.DSN("encrypt=true", "certificate="+s.CAFile()), p.Addr)
 	defer conn.Close()
@@ -618,7 +619,7 @@ func TestInjectionConnectorConn(t *testing.T) {
 		t.Fatalf("PRELOGIN reply: %v", err)
 	}
 	// Any LOGIN7 will do: the proxy answers it with the forgery before the server sees it.
-	if _, err := conn.Write(Packet(tds.TypeLogin7, tds.StatusEOM, make([]byte, 94), 0)); err != nil {
+	if _, err := conn.Write(wiretest.Packet(tds.TypeLogin7, tds.StatusEOM, make([]byte, 94), 0)); err != nil {
 		t.Fatalf("LOGIN7: %v", err)
 	}
 	var data []byte

@@ -1,10 +1,12 @@
-package reliability
+package wiretest
 
 import (
 	"bytes"
 	"context"
 	"sync"
 	"unicode/utf16"
+
+	"github.com/tdsbridge/tdsbridge/internal/login7pw"
 )
 
 // maxRecorded bounds what a Session records per direction; the proxy keeps forwarding beyond
@@ -16,6 +18,7 @@ const maxRecorded = 16 << 20
 // the receiver (Delivered). Its methods may be called while the connection runs; they return
 // copies.
 type Session struct {
+	id        int // the connection's place in accept order, from 1
 	mu        sync.Mutex
 	sent      [2][]byte
 	delivered [2][]byte
@@ -118,11 +121,7 @@ func PasswordForms(password string) (plain, obfuscated []byte) {
 	for _, r := range utf16.Encode([]rune(password)) {
 		plain = append(plain, byte(r), byte(r>>8))
 	}
-	obfuscated = make([]byte, len(plain))
-	for i, b := range plain {
-		obfuscated[i] = (b<<4 | b>>4) ^ 0xA5
-	}
-	return plain, obfuscated
+	return plain, login7pw.Obfuscate(plain)
 }
 
 // ContainsPassword reports whether b holds password in either of its LOGIN7 forms.

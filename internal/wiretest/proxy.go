@@ -1,4 +1,4 @@
-package reliability
+package wiretest
 
 import (
 	"context"
@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
+
+	"github.com/tdsbridge/tdsbridge/internal/loopback"
 )
 
 // Direction is the way bytes travel through a Proxy.
@@ -115,13 +118,10 @@ type Proxy struct {
 
 	target string
 	tamper Tamper
-	ln     net.Listener
+	lb     *loopback.Server // the listener, both conns of every session, their goroutines
 
 	mu       sync.Mutex
-	closed   bool
-	sessions []*Session
-	conns    map[net.Conn]struct{}
-	wg       sync.WaitGroup
+	sessions []*Session // in accept order
 }
 
 // NewProxy starts a proxy on 127.0.0.1:0 that forwards to target through tamper (nil: Pass).
@@ -130,13 +130,15 @@ func NewProxy(target string, tamper Tamper) (*Proxy, error) {
 	if tamper == nil {
 		tamper = Pass
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	lb, err := loopback.Listen("")
 	if err != nil {
-		return nil, fmt.Errorf("reliability: proxy: listen: %w", err)
+		return nil, fmt.Errorf("wiretest: proxy: %w", err)
 	}
-	p := &Proxy{Addr: ln.Addr().String(), target: target, tamper: tamper, ln: ln, conns: make(map[net.Conn]struct{})}
-	p.wg.Add(1)
-	go p.accept()
+	p := &Proxy{Addr: lb.Addr(), target: target, tamper: tamper, lb: lb}
+	if err := lb.Serve(p.serve); err != nil {
+		_ = lb.Close()
+		return nil, fmt.Errorf("wiretest: proxy: %w", err)
+	}
 	return p, nil
 }
 
@@ -147,7 +149,7 @@ func (p *Proxy) DialContext(ctx context.Context, _, _ string) (net.Conn, error) 
 	return d.DialContext(ctx, "tcp", p.Addr)
 }
 
-// Sessions returns the sessions so far, one per accepted connection, in order.
+// Sessions returns the sessions so far, one per accepted connection, in accept order.
 func (p *Proxy) Sessions() []*Session {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -157,79 +159,38 @@ func (p *Proxy) Sessions() []*Session {
 // Close stops the listener, closes every connection and returns when every goroutine of the
 // proxy has ended. A second Close returns an error matching net.ErrClosed.
 func (p *Proxy) Close() error {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return fmt.Errorf("reliability: proxy: %w", net.ErrClosed)
-	}
-	p.closed = true
-	err := p.ln.Close()
-	for c := range p.conns {
-		_ = c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-	if err != nil && !errors.Is(err, net.ErrClosed) {
-		return fmt.Errorf("reliability: proxy: close: %w", err)
+	if err := p.lb.Close(); err != nil {
+		return fmt.Errorf("wiretest: proxy: %w", err)
 	}
 	return nil
 }
 
-// track registers c so that Close closes it; it reports false (and closes c) after Close.
-func (p *Proxy) track(c net.Conn) bool {
+// addSession records s, the session of the id-th accepted connection, keeping accept order.
+func (p *Proxy) addSession(s *Session) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
-		_ = c.Close()
-		return false
+	i := len(p.sessions)
+	for i > 0 && p.sessions[i-1].id > s.id {
+		i--
 	}
-	p.conns[c] = struct{}{}
-	return true
+	p.sessions = slices.Insert(p.sessions, i, s)
 }
 
-func (p *Proxy) untrack(cs ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range cs {
-		delete(p.conns, c)
-	}
-}
-
-func (p *Proxy) accept() {
-	defer p.wg.Done()
-	for {
-		client, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		if !p.track(client) {
-			return
-		}
-		s := &Session{done: make(chan struct{})}
-		p.mu.Lock()
-		p.sessions = append(p.sessions, s)
-		p.wg.Add(1)
-		p.mu.Unlock()
-		go p.serve(s, client)
-	}
-}
-
-// serve connects to the target and runs both directions of one session.
-func (p *Proxy) serve(s *Session, client net.Conn) {
-	defer p.wg.Done()
+// serve connects to the target and runs both directions of one session; the client conn
+// is closed by the loopback server when serve returns.
+func (p *Proxy) serve(client net.Conn, id int) {
+	s := &Session{id: id, done: make(chan struct{})}
+	p.addSession(s)
 	defer close(s.done)
 	server, err := net.Dial("tcp", p.target)
 	if err != nil {
-		s.setErr(fmt.Errorf("reliability: proxy: dial %s: %w", p.target, err))
-		_ = client.Close()
-		p.untrack(client)
+		s.setErr(fmt.Errorf("wiretest: proxy: dial %s: %w", p.target, err))
 		return
 	}
-	if !p.track(server) {
-		_ = client.Close()
-		p.untrack(client)
+	if !p.lb.Track(server) {
 		return
 	}
+	defer p.lb.Untrack(server)
 	closeBoth := sync.OnceFunc(func() {
 		_ = client.Close()
 		_ = server.Close()
@@ -240,7 +201,6 @@ func (p *Proxy) serve(s *Session, client net.Conn) {
 	go func() { defer wg.Done(); p.pump(s, ServerToClient, server, client, closeBoth) }()
 	wg.Wait()
 	closeBoth()
-	p.untrack(client, server)
 }
 
 // pump moves one direction: read a unit from src, record it, ask the tamper, write.

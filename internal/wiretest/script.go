@@ -1,10 +1,10 @@
-package reliability
+package wiretest
 
 import (
-	"errors"
 	"fmt"
 	"net"
-	"sync"
+
+	"github.com/tdsbridge/tdsbridge/internal/loopback"
 
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
@@ -17,74 +17,28 @@ type ScriptServer struct {
 	// Addr is the listening address, "127.0.0.1:port".
 	Addr string
 
-	script func(c net.Conn)
-	ln     net.Listener
-
-	mu     sync.Mutex
-	closed bool
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup
+	lb *loopback.Server
 }
 
 // NewScriptServer starts a server on 127.0.0.1:0 that runs script on every accepted
 // connection, each on its own goroutine. The caller must Close it.
 func NewScriptServer(script func(c net.Conn)) (*ScriptServer, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	lb, err := loopback.Listen("")
 	if err != nil {
-		return nil, fmt.Errorf("reliability: script server: listen: %w", err)
+		return nil, fmt.Errorf("wiretest: script server: %w", err)
 	}
-	s := &ScriptServer{Addr: ln.Addr().String(), script: script, ln: ln, conns: make(map[net.Conn]struct{})}
-	s.wg.Add(1)
-	go s.accept()
-	return s, nil
-}
-
-func (s *ScriptServer) accept() {
-	defer s.wg.Done()
-	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			_ = c.Close()
-			return
-		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			defer func() {
-				_ = c.Close()
-				s.mu.Lock()
-				delete(s.conns, c)
-				s.mu.Unlock()
-			}()
-			s.script(c)
-		}()
+	if err := lb.Serve(func(c net.Conn, _ int) { script(c) }); err != nil {
+		_ = lb.Close()
+		return nil, fmt.Errorf("wiretest: script server: %w", err)
 	}
+	return &ScriptServer{Addr: lb.Addr(), lb: lb}, nil
 }
 
 // Close stops the listener, closes every connection (which unblocks the scripts) and returns
 // when every script has returned. A second Close returns an error matching net.ErrClosed.
 func (s *ScriptServer) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return fmt.Errorf("reliability: script server: %w", net.ErrClosed)
-	}
-	s.closed = true
-	err := s.ln.Close()
-	for c := range s.conns {
-		_ = c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
-	if err != nil && !errors.Is(err, net.ErrClosed) {
-		return fmt.Errorf("reliability: script server: close: %w", err)
+	if err := s.lb.Close(); err != nil {
+		return fmt.Errorf("wiretest: script server: %w", err)
 	}
 	return nil
 }
@@ -94,11 +48,11 @@ func ReadClientPrelogin(c net.Conn) (*prelogin.Message, error) {
 	rd := tds.NewReader(c, tds.ReaderConfig{Allowed: tds.Types(tds.TypePrelogin), MaxMessageSize: tds.DefaultPacketSize})
 	_, payload, err := rd.ReadMessage()
 	if err != nil {
-		return nil, fmt.Errorf("reliability: read client PRELOGIN: %w", err)
+		return nil, fmt.Errorf("wiretest: read client PRELOGIN: %w", err)
 	}
 	m := new(prelogin.Message)
 	if err := m.Decode(payload); err != nil {
-		return nil, fmt.Errorf("reliability: decode client PRELOGIN: %w", err)
+		return nil, fmt.Errorf("wiretest: decode client PRELOGIN: %w", err)
 	}
 	return m, nil
 }
