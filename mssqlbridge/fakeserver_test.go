@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/loopback"
 	"github.com/tdsbridge/tdsbridge/internal/testcert"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
@@ -68,16 +69,14 @@ type event struct {
 // and whether it was encrypted. strict: TLS first (TDS 8.0).
 type fakeServer struct {
 	t       testing.TB
-	ln      net.Listener
+	lb      *loopback.Server
 	setting prelogin.Encryption
 	strict  bool
 	pki     *testPKI
-	wg      sync.WaitGroup
 
 	mu      sync.Mutex
 	events  []event
 	sent    []prelogin.Encryption // ENCRYPTION values clients sent
-	conns   []net.Conn
 	errs    []error
 	version []uint16 // TLS versions negotiated
 	sni     []string // server names clients sent (SNI)
@@ -86,51 +85,27 @@ type fakeServer struct {
 
 func newFakeServer(t testing.TB, pki *testPKI, setting prelogin.Encryption, strict bool) *fakeServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	lb, err := loopback.Listen("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &fakeServer{t: t, ln: ln, setting: setting, strict: strict, pki: pki}
-	s.wg.Add(1)
-	go s.accept()
+	s := &fakeServer{t: t, lb: lb, setting: setting, strict: strict, pki: pki}
+	if err := lb.Serve(func(c net.Conn, _ int) {
+		if err := s.serve(c); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			s.mu.Lock()
+			s.errs = append(s.errs, err)
+			s.mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(s.close)
 	return s
 }
 
-func (s *fakeServer) addr() string { return s.ln.Addr().String() }
+func (s *fakeServer) addr() string { return s.lb.Addr() }
 
-func (s *fakeServer) accept() {
-	defer s.wg.Done()
-	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		s.conns = append(s.conns, c)
-		s.mu.Unlock()
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer c.Close()
-			if err := s.serve(c); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				s.mu.Lock()
-				s.errs = append(s.errs, err)
-				s.mu.Unlock()
-			}
-		}()
-	}
-}
-
-func (s *fakeServer) close() {
-	_ = s.ln.Close()
-	s.mu.Lock()
-	for _, c := range s.conns {
-		_ = c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
-}
+func (s *fakeServer) close() { _ = s.lb.Close() }
 
 func (s *fakeServer) record(e event) {
 	s.mu.Lock()
