@@ -93,7 +93,8 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 }
 
 // DriverDSN returns dsn (any of go-mssqldb's three forms) with encrypt=disable in place of
-// its encrypt parameter, for building a connector from a DSN string whose Dialer will be a
+// its encrypt parameter (in the ADO and ODBC forms, appended: there a later key overrides an
+// earlier one), for building a connector from a DSN string whose Dialer will be a
 // Dialer made from dsn itself:
 //
 //	d, err := mssqlbridge.NewDialer(dsn)
@@ -108,10 +109,9 @@ func DriverDSN(dsn string) (string, error) {
 	if _, _, err := parseDSN(dsn); err != nil {
 		return "", fmt.Errorf("mssqlbridge: DriverDSN: %w", err)
 	}
-	stripped, _ := cutParam(dsn, key)
 	var out string
-	switch {
-	case strings.HasPrefix(stripped, "sqlserver://"):
+	if strings.HasPrefix(dsn, "sqlserver://") {
+		stripped, _ := cutParamURL(dsn, key)
 		u, err := url.Parse(stripped)
 		if err != nil {
 			return "", errors.New("mssqlbridge: DriverDSN: invalid URL DSN")
@@ -120,8 +120,8 @@ func DriverDSN(dsn string) (string, error) {
 		q.Set(key, value)
 		u.RawQuery = q.Encode()
 		out = u.String()
-	default: // ADO and ODBC: a later part overrides an earlier one
-		out = strings.TrimRight(stripped, "; \t") + ";" + key + "=" + value
+	} else { // ADO and ODBC: a later key overrides an earlier one
+		out = strings.TrimRight(dsn, "; \t") + ";" + key + "=" + value
 	}
 	cfg, _, err := parseDSN(out)
 	if err != nil {

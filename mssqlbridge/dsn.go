@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/microsoft/go-mssqldb/msdsn"
 )
@@ -21,9 +19,6 @@ const (
 	serverCertificateKey = msdsn.ServerCertificate
 )
 
-// serverCertificateADO is the ADO spelling msdsn also accepts for serverCertificate.
-const serverCertificateADO = "server certificate"
-
 // The DSN combinations msdsn.Parse refuses, with its own words (go-mssqldb v1.11.2).
 var (
 	errCertificateAndServerCertificate = errors.New("cannot specify both 'certificate' and 'serverCertificate' parameters")
@@ -37,55 +32,98 @@ type dsnFiles struct {
 }
 
 // parseDSN parses dsn in any of go-mssqldb's three forms (URL "sqlserver://...", ADO
-// "server=...;...", ODBC "odbc:server=...;...") with msdsn.Parse, after removing the
-// certificate and serverCertificate parameters, whose values it returns in files. Every other
-// parameter, including every validation msdsn applies, is msdsn's own; the two that concern
-// the removed parameters (certificate with serverCertificate, serverCertificate with
-// hostNameInCertificate) are applied here with msdsn's words. A DSN whose parameters cannot
-// be located unambiguously (a malformed DSN, or a URL that repeats a key) is handed to
-// msdsn.Parse unchanged, which then reports the error itself.
+// "server=...;...", ODBC "odbc:server=...;...") with msdsn.Parse, without letting msdsn read
+// the certificate and serverCertificate files, whose names it returns in files. Every
+// parameter and every validation is msdsn's own; the two validations that concern the
+// certificate parameters (certificate with serverCertificate, serverCertificate with
+// hostNameInCertificate) are applied here with msdsn's words. cfg.Parameters is what
+// msdsn.Parse of dsn would give.
+//
+// The URL form gets the parameters taken out of its query (msdsn refuses a repeated key, so
+// there is exactly one of each). In the ADO and ODBC forms a later key overrides an earlier
+// one, so msdsn parses dsn with ";certificate=;servercertificate=" appended, for the
+// configuration, and once per file name with ";encrypt=disable" appended (msdsn reads no file
+// then). An ADO DSN that ends inside an unterminated quote, which swallows what is appended,
+// is handed to msdsn.Parse unchanged: msdsn then reads the files on the caller's goroutine
+// too, and parseDSN returns their names all the same.
 func parseDSN(dsn string) (cfg msdsn.Config, files dsnFiles, err error) {
-	stripped, certFile := cutParam(dsn, certificateKey)
-	stripped, serverFile := cutParam(stripped, serverCertificateKey, serverCertificateADO)
-	cfg, err = msdsn.Parse(stripped)
+	if strings.HasPrefix(dsn, "sqlserver://") {
+		var stripped string
+		stripped, files.certificate = cutParamURL(dsn, certificateKey)
+		stripped, files.serverCertificate = cutParamURL(stripped, serverCertificateKey)
+		cfg, err = msdsn.Parse(stripped)
+	} else {
+		cfg, files, err = parseDSNAppending(dsn)
+	}
 	if err != nil {
 		return cfg, dsnFiles{}, fmt.Errorf("mssqlbridge: parse DSN: %w", err)
 	}
-	if serverFile != "" {
+	if files.serverCertificate != "" {
 		switch {
-		case certFile != "":
+		case files.certificate != "":
 			return cfg, dsnFiles{}, fmt.Errorf("mssqlbridge: parse DSN: %w", errCertificateAndServerCertificate)
 		case cfg.Parameters[msdsn.HostNameInCertificate] != "":
 			return cfg, dsnFiles{}, fmt.Errorf("mssqlbridge: parse DSN: %w", errServerCertificateAndHostName)
 		}
 	}
 	// Keep Parameters as msdsn would have it, for code that inspects it.
-	if certFile != "" {
-		cfg.Parameters[certificateKey] = certFile
+	if files.certificate != "" {
+		cfg.Parameters[certificateKey] = files.certificate
 	}
-	if serverFile != "" {
-		cfg.Parameters[serverCertificateKey] = serverFile
+	if files.serverCertificate != "" {
+		cfg.Parameters[serverCertificateKey] = files.serverCertificate
 	}
-	return cfg, dsnFiles{certificate: certFile, serverCertificate: serverFile}, nil
+	return cfg, files, nil
 }
 
-// cutParam returns dsn without its parameter key (lower case; in the ADO form also any of
-// adoNames, msdsn's synonyms), and that parameter's value. When the parameter is absent or
-// cannot be located unambiguously it returns dsn unchanged and "".
-func cutParam(dsn, key string, adoNames ...string) (string, string) {
-	switch {
-	case strings.HasPrefix(dsn, "sqlserver://"):
-		return cutParamURL(dsn, key)
-	case strings.HasPrefix(dsn, "odbc:"):
-		rest, value := cutParamODBC(dsn[len("odbc:"):], key)
-		return "odbc:" + rest, value
-	default:
-		return cutParamADO(dsn, append([]string{key}, adoNames...))
+// parseDSNAppending parses an ADO or ODBC DSN as parseDSN describes; the certificate
+// parameters are absent from cfg.Parameters.
+func parseDSNAppending(dsn string) (msdsn.Config, dsnFiles, error) {
+	cfg, took, err := parseAppended(dsn, certificateKey+"=", serverCertificateKey+"=")
+	if err != nil || !took {
+		cfg, err = msdsn.Parse(dsn)
+		return cfg, dsnFiles{certificate: cfg.Parameters[certificateKey], serverCertificate: cfg.Parameters[serverCertificateKey]}, err
 	}
+	// Each name with encryption off (msdsn reads no file then) and the parameters msdsn refuses
+	// beside it blanked (msdsn checks the combinations even then; parseDSN does instead).
+	off := msdsn.Encrypt + "=disable"
+	certNames, _, err := parseAppended(dsn, off, serverCertificateKey+"=")
+	if err != nil {
+		return cfg, dsnFiles{}, err
+	}
+	serverNames, _, err := parseAppended(dsn, off, certificateKey+"=", msdsn.HostNameInCertificate+"=")
+	if err != nil {
+		return cfg, dsnFiles{}, err
+	}
+	delete(cfg.Parameters, certificateKey)
+	delete(cfg.Parameters, serverCertificateKey)
+	return cfg, dsnFiles{certificate: certNames.Parameters[certificateKey], serverCertificate: serverNames.Parameters[serverCertificateKey]}, nil
 }
 
-// cutParamURL handles the URL form: msdsn lower-cases query keys and rejects repeated keys,
-// so exactly one key equal (ignoring case) to key with one value is removed.
+// appendedProbe is a parameter parseAppended appends last, and msdsn keeps in Parameters like
+// any other key: present after parsing only if the appended parameters were parsed as such.
+const appendedProbe = "mssqlbridge-appended=1"
+
+// parseAppended parses an ADO or ODBC dsn with params ("key=value") appended, each overriding
+// an earlier occurrence of its key. took is false when dsn ends inside an unterminated quoted
+// value, which swallows what follows.
+func parseAppended(dsn string, params ...string) (cfg msdsn.Config, took bool, err error) {
+	for _, p := range append(params, appendedProbe) {
+		dsn += ";" + p
+	}
+	cfg, err = msdsn.Parse(dsn)
+	if err != nil {
+		return cfg, false, err
+	}
+	key, value, _ := strings.Cut(appendedProbe, "=")
+	took = cfg.Parameters[key] == value
+	delete(cfg.Parameters, key)
+	return cfg, took, nil
+}
+
+// cutParamURL returns a URL DSN without its query parameter key (compared ignoring case, as
+// msdsn lower-cases query keys), and that parameter's value. When the parameter is absent, or
+// repeated (msdsn refuses that), or the URL does not parse, it returns dsn unchanged and "".
 func cutParamURL(dsn, key string) (string, string) {
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -111,185 +149,4 @@ func cutParamURL(dsn, key string) (string, string) {
 	q.Del(found)
 	u.RawQuery = q.Encode()
 	return u.String(), value
-}
-
-// cutParamADO handles the ADO form with msdsn's rules: parts separated by ';' outside double
-// quotes, "name=value", the name trimmed and lower-cased, the value trimmed and, when wholly
-// double-quoted, unquoted with "" standing for ". It removes every part whose name is one of
-// names (synonyms of one key); a later part overrides an earlier one.
-func cutParamADO(dsn string, names []string) (string, string) {
-	var (
-		parts   []string
-		start   int
-		inQuote bool
-	)
-	for i := 0; i < len(dsn); i++ {
-		switch dsn[i] {
-		case '"':
-			if inQuote && i+1 < len(dsn) && dsn[i+1] == '"' {
-				i++
-				continue
-			}
-			inQuote = !inQuote
-		case ';':
-			if !inQuote {
-				parts = append(parts, dsn[start:i])
-				start = i + 1
-			}
-		}
-	}
-	parts = append(parts, dsn[start:])
-
-	var (
-		kept  = parts[:0:0]
-		file  string
-		found bool
-	)
-	for _, part := range parts {
-		name, value, _ := strings.Cut(part, "=")
-		if !slices.Contains(names, strings.ToLower(strings.TrimSpace(name))) {
-			kept = append(kept, part)
-			continue
-		}
-		value = strings.TrimSpace(value)
-		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
-			value = strings.ReplaceAll(value[1:len(value)-1], `""`, `"`)
-		}
-		file, found = value, true
-	}
-	if !found {
-		return dsn, ""
-	}
-	return strings.Join(kept, ";"), file
-}
-
-// cutParamODBC handles the ODBC form (without its "odbc:" prefix) with msdsn's rules: keys
-// end at '=', are lower-cased and right-trimmed; values are bare (to the next ';',
-// right-trimmed) or braced ("}}" stands for '}'). It removes every pair whose key is key (a
-// later pair overrides an earlier one) and returns the last value. A syntax error leaves the
-// string unchanged for msdsn to report.
-func cutParamODBC(s, want string) (string, string) {
-	const (
-		beforeKey = iota
-		inKey
-		beginValue
-		bareValue
-		bracedValue
-		bracedClose
-		endValue
-	)
-	type span struct{ start, end int } // [start, end) of a pair, end past its ';' if any
-	var (
-		state      = beforeKey
-		pairStart  int
-		key, value strings.Builder
-		spans      []span
-		file       string
-		found      bool
-	)
-	finish := func(end int, v string) {
-		if strings.ToLower(strings.TrimRightFunc(key.String(), unicode.IsSpace)) == want {
-			spans = append(spans, span{pairStart, end})
-			file, found = v, true
-		}
-		key.Reset()
-		value.Reset()
-	}
-	for i, c := range s {
-		next := i + len(string(c))
-		switch state {
-		case beforeKey:
-			if c == '=' {
-				return s, ""
-			}
-			if !unicode.IsSpace(c) && c != ';' {
-				state, pairStart = inKey, i
-				key.WriteRune(c)
-			}
-		case inKey:
-			switch c {
-			case '=':
-				state = beginValue
-			case ';':
-				finish(next, "")
-				state = beforeKey
-			default:
-				key.WriteRune(c)
-			}
-		case beginValue:
-			switch {
-			case c == '{':
-				state = bracedValue
-			case c == ';':
-				finish(next, "")
-				state = beforeKey
-			case unicode.IsSpace(c):
-			default:
-				state = bareValue
-				value.WriteRune(c)
-			}
-		case bareValue:
-			if c == ';' {
-				finish(next, strings.TrimRightFunc(value.String(), unicode.IsSpace))
-				state = beforeKey
-			} else {
-				value.WriteRune(c)
-			}
-		case bracedValue:
-			if c == '}' {
-				state = bracedClose
-			} else {
-				value.WriteRune(c)
-			}
-		case bracedClose:
-			if c == '}' {
-				value.WriteRune(c)
-				state = bracedValue
-				continue
-			}
-			v := value.String()
-			switch {
-			case c == ';':
-				finish(next, v)
-				state = beforeKey
-			case unicode.IsSpace(c):
-				state = endValue
-				pendingValue := v
-				value.Reset()
-				value.WriteString(pendingValue)
-			default:
-				return s, ""
-			}
-		case endValue:
-			switch {
-			case c == ';':
-				finish(next, value.String())
-				state = beforeKey
-			case unicode.IsSpace(c):
-			default:
-				return s, ""
-			}
-		}
-	}
-	switch state {
-	case inKey, beginValue:
-		finish(len(s), "")
-	case bareValue:
-		finish(len(s), strings.TrimRightFunc(value.String(), unicode.IsSpace))
-	case bracedValue:
-		return s, ""
-	case bracedClose, endValue:
-		finish(len(s), value.String())
-	}
-	if !found {
-		return s, ""
-	}
-	var b strings.Builder
-	prev := 0
-	for _, sp := range spans {
-		b.WriteString(s[prev:sp.start])
-		prev = sp.end
-	}
-	b.WriteString(s[prev:])
-	return b.String(), file
 }

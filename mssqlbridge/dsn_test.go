@@ -36,6 +36,7 @@ func TestParseDSNMatchesMsdsn(t *testing.T) {
 		"ado server cert":  "server=db.example;encrypt=true;servercertificate=" + ca,
 		"ado synonym":      "server=db.example;Server Certificate=" + ca + ";encrypt=true",
 		"odbc server cert": "odbc:server=db.example;serverCertificate={" + ca + "};encrypt=true",
+		"ado open quote":   "server=db.example;certificate=" + ca + ";encrypt=true;password=\"a;b",
 	}
 	for name, dsn := range cases {
 		t.Run(name, func(t *testing.T) {
