@@ -219,7 +219,9 @@ func (c *conn) Write(p []byte) (int, error) {
 // PRELOGIN reply before the LOGIN7 packet is sent, waits for it. p may be any size; a Read
 // returns as soon as some bytes are available. Bytes already buffered (in the bridge or in
 // crypto/tls) are returned even after the read deadline has passed: the deadline applies when
-// a read needs the socket (see deadlineConn).
+// a read needs the socket (see deadlineConn). In full encryption a Read first makes sure the
+// goroutine has the stack crypto/tls needs below it, so that the runtime grows a small stack
+// here rather than deep inside crypto/tls (see stack.go).
 func (c *conn) Read(p []byte) (int, error) {
 	// Fast path, once the conn serves reads: no channel operations.
 	settled := func(s state) bool { return s == stateFull || s == statePlain }
@@ -245,6 +247,9 @@ func (c *conn) Read(p []byte) (int, error) {
 		if err := c.await(c.plain); err != nil {
 			return 0, err
 		}
+	}
+	if c.state() == stateFull {
+		reserveStack()
 	}
 	n, err := c.in.Read(p)
 	if err != nil && c.state() == stateClosed {
