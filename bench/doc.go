@@ -2,7 +2,8 @@
 // versus go-mssqldb through the bridge (package mssqlbridge), each with TLS and in plaintext, on
 // large values, on the workloads applications run (small parameterized round trips, many rows,
 // uploads, bulk copy), and on the heap an idle pooled connection holds; plus a transport-only
-// comparison (plain tls.Conn versus the bridge) and the floor (AES-128-GCM open alone, a plain
+// comparison (plain tls.Conn versus the bridge, through its coalescing Reader and with the
+// tls.Conn read directly) and the floor (AES-128-GCM open alone, a plain
 // loopback TCP read). bench/README.md describes the method, the targets and every column.
 //
 // Run it with `make bench` (that is `go run ./bench`). With no flags it starts the servers it
@@ -25,7 +26,7 @@
 //	-mode driver     go-mssqldb native vs bridged, TLS and plaintext: 1 MiB nvarchar(max) and
 //	                 varbinary(max) at packet sizes 4096 and 16384, the workload cells, a TLS
 //	                 record-size sweep, and the idle heap per pooled connection
-//	-mode transport  tls.Conn vs bridge by record size and read pattern, and the floor
+//	-mode transport  tls.Conn vs the two bridge arms by record size and read pattern, and the floor
 //	-mode all        both (the default)
 //	-dsn DSN         the driver comparison against a real server (also MSSQL_DSN)
 //	-serve           run the embedded tdstest server standalone (-addr, -encrypt, -user,

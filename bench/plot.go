@@ -34,6 +34,7 @@ var armColors = map[string]string{
 	armBridgedPlain: "#ffbe7d",
 	armTLSConn:      "#4e79a7",
 	armBridge:       "#f28e2b",
+	armBridgeDirect: "#e15759",
 	armFloorAESGCM:  "#59a14f",
 	armFloorTCP:     "#8cd17d",
 }

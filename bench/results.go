@@ -12,7 +12,8 @@ const (
 
 // Arm names. The driver arms are go-mssqldb with its own TLS (native) or through the bridge
 // (bridged), each with TLS and in plaintext (encrypt=disable); the transport arms are a plain
-// tls.Conn on the socket and the bridge with its coalescing reader.
+// tls.Conn on the socket, the bridge with its coalescing reader, and the bridge with
+// CoalesceRecords under a tls.Conn read directly (the path mssqlbridge's driver reads take).
 const (
 	armNativeTLS    = "native TLS"
 	armBridgedTLS   = "bridged TLS"
@@ -20,6 +21,7 @@ const (
 	armBridgedPlain = "bridged plain"
 	armTLSConn      = "tls.Conn"
 	armBridge       = "bridge"
+	armBridgeDirect = "bridge, tls.Conn read"
 	armFloorAESGCM  = "AES-128-GCM open"
 	armFloorTCP     = "TCP read"
 )

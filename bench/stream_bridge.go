@@ -28,6 +28,30 @@ func (s *streamServer) serveBridge(c net.Conn) error {
 // dialBridge connects to the bridge listener: the handshake through bridge.New + tls.Client +
 // StartPassthrough, and the arm reads through bridge.NewReader (coalesced reads of 64 KiB).
 func (ts *transportSetup) dialBridge(ctx context.Context, recordSize int) (io.Reader, net.Conn, error) {
+	tc, b, err := ts.dialBridgeTLS(ctx, recordSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	return bridge.NewReader(tc, b, 64<<10), tc, nil
+}
+
+// dialBridgeDirect connects as dialBridge does, then calls CoalesceRecords, and the arm reads
+// the tls.Conn itself: the path mssqlbridge's driver reads take in full encryption.
+func (ts *transportSetup) dialBridgeDirect(ctx context.Context, recordSize int) (io.Reader, net.Conn, error) {
+	tc, b, err := ts.dialBridgeTLS(ctx, recordSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := b.CoalesceRecords(tc.ConnectionState()); err != nil {
+		_ = tc.Close()
+		return nil, nil, fmt.Errorf("bridge coalesce: %w", err)
+	}
+	return tc, tc, nil
+}
+
+// dialBridgeTLS connects to the bridge listener, runs the handshake through bridge.New +
+// tls.Client + StartPassthrough, and sends the stream request.
+func (ts *transportSetup) dialBridgeTLS(ctx context.Context, recordSize int) (*tls.Conn, *bridge.Conn, error) {
 	raw, err := dialLoopback(ctx, ts.bridgeAddr)
 	if err != nil {
 		return nil, nil, err
@@ -46,5 +70,5 @@ func (ts *transportSetup) dialBridge(ctx context.Context, recordSize int) (io.Re
 		_ = tc.Close()
 		return nil, nil, err
 	}
-	return bridge.NewReader(tc, b, 64<<10), tc, nil
+	return tc, b, nil
 }

@@ -52,8 +52,8 @@ func writeTable(w io.Writer, r *report) error {
 				if i == 0 {
 					name = c.Name
 				}
-				if a.Name == armBridge {
-					rat = fmtRatio(c.ratioOf(armBridge, armTLSConn))
+				if a.Name == armBridge || a.Name == armBridgeDirect {
+					rat = fmtRatio(c.ratioOf(a.Name, armTLSConn))
 				}
 				if f := floorFor(r, c.RecordSize); f > 0 && a.CPUPerMB.N > 0 {
 					xf = fmt.Sprintf("%.2fx", a.CPUPerMB.Median/f)

@@ -204,11 +204,16 @@ func checkTargets(r *report) []target {
 		}
 	}
 	for _, c := range r.cellsOf(groupTransport) {
-		add(target{Name: fmt.Sprintf("transport %s: %s CPU per MB, x floor", c.Name, armBridge), Kind: targetGain, Limit: floorLimit, Bound: floorLimit},
-			floorRatios(r, c, armBridge))
-		if c.RecordSize == transportSpeedRecordSize {
-			add(target{Name: fmt.Sprintf("transport %s: %s/%s MB/s", c.Name, armBridge, armTLSConn), Kind: targetGain, Limit: speedLimit, Bound: 1, Higher: true},
-				armRatios(c, armBridge, armTLSConn, sample.mbPerSec))
+		for _, arm := range []string{armBridge, armBridgeDirect} {
+			if c.arm(arm) == nil {
+				continue
+			}
+			add(target{Name: fmt.Sprintf("transport %s: %s CPU per MB, x floor", c.Name, arm), Kind: targetGain, Limit: floorLimit, Bound: floorLimit},
+				floorRatios(r, c, arm))
+			if c.RecordSize == transportSpeedRecordSize {
+				add(target{Name: fmt.Sprintf("transport %s: %s/%s MB/s", c.Name, arm, armTLSConn), Kind: targetGain, Limit: speedLimit, Bound: 1, Higher: true},
+					armRatios(c, arm, armTLSConn, sample.mbPerSec))
+			}
 		}
 	}
 	return out

@@ -57,8 +57,8 @@ func (ts *transportSetup) clientConfig() *tls.Config {
 	return cfg
 }
 
-// transportCells returns one cell per record size and read pattern, each with the tls.Conn and
-// the bridge arm.
+// transportCells returns one cell per record size and read pattern, each with the tls.Conn arm
+// and the two bridge arms (coalescing Reader; tls.Conn read directly after CoalesceRecords).
 func (ts *transportSetup) transportCells() []*cellRunner {
 	var cells []*cellRunner
 	for _, rs := range transportRecordSizes {
@@ -72,8 +72,9 @@ func (ts *transportSetup) transportCells() []*cellRunner {
 			arms := []armRunner{
 				{armTLSConn, ts.streamArm(ts.dialTLS, rs, pat)},
 				{armBridge, ts.streamArm(ts.dialBridge, rs, pat)},
+				{armBridgeDirect, ts.streamArm(ts.dialBridgeDirect, rs, pat)},
 			}
-			cells = append(cells, newCell(res, arms, [][2]string{{armBridge, armTLSConn}}))
+			cells = append(cells, newCell(res, arms, [][2]string{{armBridge, armTLSConn}, {armBridgeDirect, armTLSConn}}))
 		}
 	}
 	return cells
