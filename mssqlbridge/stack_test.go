@@ -1,57 +1,56 @@
 package mssqlbridge
 
 import (
-	"runtime"
-	"sync"
 	"testing"
+	"unsafe"
 )
 
-// reserveStack really takes stackReserve bytes of stack: goroutines that
-// call it and then wait hold stacks of at least twice stackReserve, more
-// than goroutines that only wait when those start smaller. If the compiler
-// dropped the reserve, both groups would hold the starting size.
-func TestReserveStackGrowsStack(t *testing.T) {
-	const n = 200
-	release := make(chan struct{})
-	var done sync.WaitGroup
-	defer func() {
-		close(release)
-		done.Wait()
-	}()
-	// start starts n goroutines that wait for release and returns the
-	// stack the runtime holds for them (both groups stay alive, so the
-	// second does not reuse the first's stacks).
-	start := func(reserve bool) uint64 {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		var started sync.WaitGroup
-		started.Add(n)
-		done.Add(n)
-		for range n {
-			go func() {
-				defer done.Done()
-				if reserve {
-					reserveStack()
-				}
-				started.Done()
-				<-release
-			}()
+// useStack needs about stackReserve-512 bytes of stack.
+//
+//go:noinline
+func useStack() {
+	var pad [stackReserve - 512]byte
+	touchUse(&pad)
+}
+
+//go:noinline
+func touchUse(pad *[stackReserve - 512]byte) { pad[0] = 1 }
+
+// stackMoves reports, for a new goroutine, whether its stack was moved
+// (grown) by reserveStack and by useStack called after it: the address of
+// a local variable changes when the runtime copies the stack.
+func stackMoves(reserve bool) (byReserve, byUse bool) {
+	type result struct{ byReserve, byUse bool }
+	ch := make(chan result)
+	go func() {
+		var x byte
+		a0 := uintptr(unsafe.Pointer(&x))
+		if reserve {
+			reserveStack()
 		}
-		started.Wait()
-		runtime.ReadMemStats(&after)
-		return after.StackInuse - before.StackInuse
+		a1 := uintptr(unsafe.Pointer(&x))
+		useStack()
+		a2 := uintptr(unsafe.Pointer(&x))
+		ch <- result{a0 != a1, a1 != a2}
+	}()
+	r := <-ch
+	return r.byReserve, r.byUse
+}
+
+// After reserveStack, a call that needs less than stackReserve does not
+// grow the stack: the growth happened in reserveStack, if at all. Without
+// the reserve the same call grows a new goroutine's stack when it starts
+// at the runtime's smallest size, so the check can fail.
+func TestReserveStack(t *testing.T) {
+	for range 20 {
+		if _, byUse := stackMoves(true); byUse {
+			t.Fatal("a call after reserveStack grew the stack: the reserve did not make room")
+		}
 	}
-	plain := start(false)
-	reserved := start(true)
-	t.Logf("stack in use for %d waiting goroutines: %d B without the reserve, %d B with it", n, plain, reserved)
-	// A stack that holds the reserve above the runtime's guard is at least
-	// twice stackReserve (stacks are powers of two). Under the race
-	// detector goroutines may start that large, so only without it must
-	// the reserve show as growth.
-	if reserved < n*2*stackReserve {
-		t.Fatalf("stack in use: %d B for %d goroutines with the reserve, want at least %d B", reserved, n, n*2*stackReserve)
-	}
-	if plain < n*2*stackReserve && reserved <= plain {
-		t.Fatalf("stack in use: %d B for %d goroutines with the reserve, %d B without; want more with it", reserved, n, plain)
+	byReserve, _ := stackMoves(true)
+	_, withoutReserve := stackMoves(false)
+	t.Logf("new goroutine: reserveStack moved the stack: %v; without it, the call moved it: %v", byReserve, withoutReserve)
+	if withoutReserve && !byReserve {
+		t.Fatal("the call needed a larger stack, yet reserveStack did not grow it")
 	}
 }
