@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+
+	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
 // idleCellName names the idle heap figure for -cells ("idle heap per connection").
@@ -14,10 +16,10 @@ const idleCellName = "heap per connection"
 // idleResult is the idle heap figure of one driver arm: KiB of Go heap per pooled connection
 // left idle after one query of the value size, one figure per round, and their summary.
 type idleResult struct {
-	Arm     string    `json:"arm"`
-	Conns   int       `json:"conns"`
-	KiB     []float64 `json:"kib_per_conn"` // by round
-	Summary summary   `json:"summary"`
+	Arm     string        `json:"arm"`
+	Conns   int           `json:"conns"`
+	KiB     []float64     `json:"kib_per_conn"` // by round
+	Summary stats.Summary `json:"summary"`
 }
 
 // measureIdle measures, for each driver arm the -arms pattern keeps, the Go heap that cfg.idleN
@@ -58,7 +60,7 @@ func measureIdle(ctx context.Context, cfg *config, t driverTarget, prog *progres
 	}
 	var kept []*idleResult
 	for _, res := range out {
-		res.Summary = summarize(res.KiB)
+		res.Summary = stats.Summarize(res.KiB)
 		if res.Summary.N > 0 {
 			kept = append(kept, res)
 		}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+
+	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
 // plotPanel is one bar chart of the SVG: groups of bars (one group per cell, one bar per arm).
@@ -77,20 +79,20 @@ func plotPanels(r *report) []plotPanel {
 		}
 	}
 	if len(cells) > 0 {
-		panels = append(panels, plotPanel{title: "Driver: client CPU ms per MiB (median, whisker = spread)", groups: plotGroups(cells, func(a *armResult) summary { return a.CPUPerMiB })})
+		panels = append(panels, plotPanel{title: "Driver: client CPU ms per MiB (median, whisker = spread)", groups: plotGroups(cells, func(a *armResult) stats.Summary { return a.CPUPerMiB })})
 	}
 	if len(loads) > 0 {
 		panels = append(panels, plotPanel{title: "Driver workloads: client CPU per operation over native TLS's median (whisker = spread)", groups: relativeGroups(loads, armNativeTLS)})
 	}
 	cells = append(r.cellsOf(groupTransport), r.cellsOf(groupFloor)...)
 	if len(cells) > 0 {
-		panels = append(panels, plotPanel{title: "Transport only and floor: client CPU ms per MB", groups: plotGroups(cells, func(a *armResult) summary { return a.CPUPerMB })})
+		panels = append(panels, plotPanel{title: "Transport only and floor: client CPU ms per MB", groups: plotGroups(cells, func(a *armResult) stats.Summary { return a.CPUPerMB })})
 	}
 	return panels
 }
 
 // plotGroups makes one group per cell with one bar per measured arm.
-func plotGroups(cells []*cellResult, metric func(*armResult) summary) []plotGroup {
+func plotGroups(cells []*cellResult, metric func(*armResult) stats.Summary) []plotGroup {
 	var gs []plotGroup
 	for _, c := range cells {
 		g := plotGroup{label: c.Name}
@@ -99,7 +101,7 @@ func plotGroups(cells []*cellResult, metric func(*armResult) summary) []plotGrou
 			if s.N == 0 {
 				continue
 			}
-			lo, hi := s.spread()
+			lo, hi := s.Spread()
 			g.bars = append(g.bars, plotBar{arm: a.Name, median: s.Median, lo: lo, hi: hi})
 		}
 		gs = append(gs, g)
@@ -122,7 +124,7 @@ func relativeGroups(cells []*cellResult, base string) []plotGroup {
 			if a.CPU.N == 0 {
 				continue
 			}
-			lo, hi := a.CPU.spread()
+			lo, hi := a.CPU.Spread()
 			m := b.CPU.Median
 			g.bars = append(g.bars, plotBar{arm: a.Name, median: a.CPU.Median / m, lo: lo / m, hi: hi / m})
 		}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
 // fakeArm makes an arm whose round i moved 10 MiB in 10 ops over 50 ms of wall time with
@@ -81,7 +83,7 @@ func fakeReport() *report {
 		{Arm: armBridgedTLS, Conns: 200, KiB: []float64{100, 98, 99}},
 	}
 	for _, res := range r.Idle {
-		res.Summary = summarize(res.KiB)
+		res.Summary = stats.Summarize(res.KiB)
 	}
 	r.Targets = checkTargets(r)
 	r.Worse = worseCells(r)

@@ -1,6 +1,10 @@
 package main
 
-import "math"
+import (
+	"math"
+
+	"github.com/tdsbridge/tdsbridge/internal/stats"
+)
 
 // Groups of cells, in the order the table prints them.
 const (
@@ -67,23 +71,23 @@ type cellResult struct {
 
 // armResult is one arm of a cell: one sample per round, and the summaries over the rounds.
 type armResult struct {
-	Name      string   `json:"arm"`
-	Samples   []sample `json:"samples"`
-	Wall      summary  `json:"wall_ms_per_op"`
-	CPU       summary  `json:"cpu_ms_per_op"`
-	CPUPerMiB summary  `json:"cpu_ms_per_mib"`
-	CPUPerMB  summary  `json:"cpu_ms_per_mb"`
-	MBps      summary  `json:"mb_per_s"`
-	Reads     summary  `json:"read_syscalls_per_mib"` // N == 0 where the system does not count them
-	WallP50   summary  `json:"wall_ms_p50,omitempty"` // latency workloads: per-sample p50 of one operation
-	WallP99   summary  `json:"wall_ms_p99,omitempty"` // latency workloads: per-sample p99 of one operation
+	Name      string        `json:"arm"`
+	Samples   []sample      `json:"samples"`
+	Wall      stats.Summary `json:"wall_ms_per_op"`
+	CPU       stats.Summary `json:"cpu_ms_per_op"`
+	CPUPerMiB stats.Summary `json:"cpu_ms_per_mib"`
+	CPUPerMB  stats.Summary `json:"cpu_ms_per_mb"`
+	MBps      stats.Summary `json:"mb_per_s"`
+	Reads     stats.Summary `json:"read_syscalls_per_mib"` // N == 0 where the system does not count them
+	WallP50   stats.Summary `json:"wall_ms_p50,omitempty"` // latency workloads: per-sample p50 of one operation
+	WallP99   stats.Summary `json:"wall_ms_p99,omitempty"` // latency workloads: per-sample p99 of one operation
 }
 
 // ratioResult is a paired comparison of two arms of a cell on client CPU per byte.
 type ratioResult struct {
 	Candidate string `json:"candidate"`
 	Baseline  string `json:"baseline"`
-	ratio
+	stats.Ratio
 }
 
 // arm returns the cell's arm of that name, or nil.
@@ -121,21 +125,21 @@ func (c *cellResult) finish(pairs [][2]string) {
 		c.Ratios = append(c.Ratios, ratioResult{
 			Candidate: p[0],
 			Baseline:  p[1],
-			ratio:     pairedRatio(perSample(cand.Samples, sample.cpuMsPerMiB), perSample(base.Samples, sample.cpuMsPerMiB)),
+			Ratio:     stats.PairedRatio(perSample(cand.Samples, sample.cpuMsPerMiB), perSample(base.Samples, sample.cpuMsPerMiB)),
 		})
 	}
 }
 
 // finish computes the summaries of the arm's samples.
 func (a *armResult) finish() {
-	a.Wall = summarize(perSample(a.Samples, sample.wallMsPerOp))
-	a.CPU = summarize(perSample(a.Samples, sample.cpuMsPerOp))
-	a.CPUPerMiB = summarize(perSample(a.Samples, sample.cpuMsPerMiB))
-	a.CPUPerMB = summarize(perSample(a.Samples, sample.cpuMsPerMB))
-	a.MBps = summarize(perSample(a.Samples, sample.mbPerSec))
-	a.Reads = summarize(known(perSample(a.Samples, sample.readsPerMiB)))
-	a.WallP50 = summarize(known(perSample(a.Samples, sample.p50Ms)))
-	a.WallP99 = summarize(known(perSample(a.Samples, sample.p99Ms)))
+	a.Wall = stats.Summarize(perSample(a.Samples, sample.wallMsPerOp))
+	a.CPU = stats.Summarize(perSample(a.Samples, sample.cpuMsPerOp))
+	a.CPUPerMiB = stats.Summarize(perSample(a.Samples, sample.cpuMsPerMiB))
+	a.CPUPerMB = stats.Summarize(perSample(a.Samples, sample.cpuMsPerMB))
+	a.MBps = stats.Summarize(perSample(a.Samples, sample.mbPerSec))
+	a.Reads = stats.Summarize(known(perSample(a.Samples, sample.readsPerMiB)))
+	a.WallP50 = stats.Summarize(known(perSample(a.Samples, sample.p50Ms)))
+	a.WallP99 = stats.Summarize(known(perSample(a.Samples, sample.p99Ms)))
 }
 
 // known returns xs without its NaN values.

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
 // writeTable prints the report as readable tables: the run's context, the driver value cells
@@ -159,7 +161,7 @@ func writeIdle(p printer, r *report) {
 		rat := ""
 		for _, pair := range driverRatioPairs {
 			if pair[0] == res.Arm && kib[pair[1]] != nil {
-				q := ratioResult{ratio: pairedRatio(res.KiB, kib[pair[1]])}
+				q := ratioResult{Ratio: stats.PairedRatio(res.KiB, kib[pair[1]])}
 				rat = fmtRatio(&q)
 			}
 		}
@@ -182,7 +184,7 @@ func writeTargets(p printer, r *report) {
 		if !v.Met {
 			verdict = "NOT MET: " + v.Why
 		}
-		lo, hi := v.spread()
+		lo, hi := v.Spread()
 		p("%s = %.3f [%.2f-%.2f], better %d/%d, p=%s; target %s %.2f (%s): %s\n", t.Name, v.Median, lo, hi,
 			v.Better, v.N, fmtP(v.P), rel, t.Limit, t.Kind, verdict)
 	}
@@ -211,7 +213,7 @@ func floorFor(r *report, recordSize int) float64 {
 
 // spreadNote says which spread the table shows for n rounds.
 func spreadNote(n int) string {
-	if n < minQuartileN {
+	if n < stats.MinQuartileN {
 		return "[min-max]"
 	}
 	return "[p25-p75]"
@@ -227,16 +229,16 @@ func totalOps(a *armResult) int64 {
 }
 
 // fmtStat formats a summary as "median [lo-hi]", or "-" when empty.
-func fmtStat(s summary) string {
+func fmtStat(s stats.Summary) string {
 	if s.N == 0 {
 		return "-"
 	}
-	lo, hi := s.spread()
+	lo, hi := s.Spread()
 	return fmt.Sprintf("%s [%s-%s]", fmtNum(s.Median), fmtNum(lo), fmtNum(hi))
 }
 
 // fmtMedian formats the median alone, or "-" when empty.
-func fmtMedian(s summary) string {
+func fmtMedian(s stats.Summary) string {
 	if s.N == 0 {
 		return "-"
 	}
@@ -260,7 +262,7 @@ func fmtRatio(q *ratioResult) string {
 	if q == nil || q.N == 0 {
 		return "-"
 	}
-	lo, hi := q.spread()
+	lo, hi := q.Spread()
 	return fmt.Sprintf("%.2f [%.2f-%.2f] %d/%d p=%s", q.Median, lo, hi, q.Lower, q.N, fmtP(q.P))
 }
 

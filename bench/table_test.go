@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
 func TestWriteTable(t *testing.T) {
@@ -90,7 +92,7 @@ func TestFmt(t *testing.T) {
 			t.Errorf("fmtP(%v) = %q, want %q", tt.p, got, tt.want)
 		}
 	}
-	if got := fmtStat(summary{}); got != "-" {
+	if got := fmtStat(stats.Summary{}); got != "-" {
 		t.Errorf("fmtStat(empty) = %q, want -", got)
 	}
 	if got := fmtRatio(nil); got != "-" {

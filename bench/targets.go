@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
 // A target is a goal on a per-round ratio (client CPU per byte of a candidate arm over a
@@ -66,12 +68,12 @@ func (k *targetKind) UnmarshalText(b []byte) error {
 
 // verdict is what the rounds say about one target.
 type verdict struct {
-	summary         // of the per-round ratios
-	Better  int     `json:"better"` // rounds whose ratio beat the bound
-	Worse   int     `json:"worse"`  // rounds whose ratio was on the wrong side of the bound
-	P       float64 `json:"sign_test_p"`
-	Met     bool    `json:"met"`
-	Why     string  `json:"why,omitempty"` // which condition failed, when not met
+	stats.Summary         // of the per-round ratios
+	Better        int     `json:"better"` // rounds whose ratio beat the bound
+	Worse         int     `json:"worse"`  // rounds whose ratio was on the wrong side of the bound
+	P             float64 `json:"sign_test_p"`
+	Met           bool    `json:"met"`
+	Why           string  `json:"why,omitempty"` // which condition failed, when not met
 }
 
 // minVerdictRounds is the fewest rounds on which a target can be MET: with fewer, "75% of
@@ -87,7 +89,7 @@ const significance = 0.05
 // judge applies the rule of the target's kind to the per-round ratios rs (in any order). With no
 // ratios it says NOT MET, "not measured".
 func (t target) judge(rs []float64) verdict {
-	v := verdict{summary: summarize(rs)}
+	v := verdict{Summary: stats.Summarize(rs)}
 	if len(rs) == 0 {
 		v.Why = "not measured"
 		return v
@@ -100,7 +102,7 @@ func (t target) judge(rs []float64) verdict {
 			v.Worse++
 		}
 	}
-	v.P = signTestP(v.Better, v.Better+v.Worse)
+	v.P = stats.SignTestP(v.Better, v.Better+v.Worse)
 	var why []string
 	if v.N < minVerdictRounds {
 		why = append(why, fmt.Sprintf("too few rounds (%d < %d) for a verdict", v.N, minVerdictRounds))

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
+
+	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
 // workloadPacketSize is the packet size of the workload cells: go-mssqldb's default.
@@ -117,7 +119,7 @@ func latencyPercentiles(ds []time.Duration) (p50, p99 time.Duration) {
 	for i, d := range ds {
 		xs[i] = float64(d)
 	}
-	return time.Duration(quantile(xs, 0.50)), time.Duration(quantile(xs, 0.99))
+	return time.Duration(stats.Quantile(xs, 0.50)), time.Duration(stats.Quantile(xs, 0.99))
 }
 
 // byteCount is what countBytes learned about one workload.

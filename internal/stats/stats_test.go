@@ -1,4 +1,4 @@
-package main
+package stats
 
 import (
 	"math"
@@ -9,25 +9,25 @@ func TestSummarize(t *testing.T) {
 	tests := []struct {
 		name string
 		in   []float64
-		want summary
+		want Summary
 	}{
-		{"empty", nil, summary{}},
-		{"one", []float64{3}, summary{N: 1, Median: 3, P25: 3, P75: 3, Min: 3, Max: 3}},
-		{"two", []float64{4, 2}, summary{N: 2, Median: 3, P25: 2.5, P75: 3.5, Min: 2, Max: 4}},
-		{"odd unsorted", []float64{5, 1, 4, 2, 3}, summary{N: 5, Median: 3, P25: 2, P75: 4, Min: 1, Max: 5}},
+		{"empty", nil, Summary{}},
+		{"one", []float64{3}, Summary{N: 1, Median: 3, P25: 3, P75: 3, Min: 3, Max: 3}},
+		{"two", []float64{4, 2}, Summary{N: 2, Median: 3, P25: 2.5, P75: 3.5, Min: 2, Max: 4}},
+		{"odd unsorted", []float64{5, 1, 4, 2, 3}, Summary{N: 5, Median: 3, P25: 2, P75: 4, Min: 1, Max: 5}},
 		// ranks 0..7: p25 at h=1.75 -> 2+0.75*1, median at 3.5, p75 at 5.25
-		{"even", []float64{1, 2, 3, 4, 5, 6, 7, 8}, summary{N: 8, Median: 4.5, P25: 2.75, P75: 6.25, Min: 1, Max: 8}},
+		{"even", []float64{1, 2, 3, 4, 5, 6, 7, 8}, Summary{N: 8, Median: 4.5, P25: 2.75, P75: 6.25, Min: 1, Max: 8}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := append([]float64(nil), tt.in...)
-			got := summarize(tt.in)
+			got := Summarize(tt.in)
 			if got != tt.want {
-				t.Errorf("summarize(%v) = %+v, want %+v", tt.in, got, tt.want)
+				t.Errorf("Summarize(%v) = %+v, want %+v", tt.in, got, tt.want)
 			}
 			for i := range in {
 				if in[i] != tt.in[i] {
-					t.Fatalf("summarize modified its input: %v, was %v", tt.in, in)
+					t.Fatalf("Summarize modified its input: %v, was %v", tt.in, in)
 				}
 			}
 		})
@@ -35,12 +35,12 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestSpread(t *testing.T) {
-	small := summarize([]float64{1, 2, 10})
-	if lo, hi := small.spread(); lo != 1 || hi != 10 {
+	small := Summarize([]float64{1, 2, 10})
+	if lo, hi := small.Spread(); lo != 1 || hi != 10 {
 		t.Errorf("spread of 3 values = %v-%v, want min-max 1-10", lo, hi)
 	}
-	big := summarize([]float64{1, 2, 3, 4, 100})
-	if lo, hi := big.spread(); lo != 2 || hi != 4 {
+	big := Summarize([]float64{1, 2, 3, 4, 100})
+	if lo, hi := big.Spread(); lo != 2 || hi != 4 {
 		t.Errorf("spread of 5 values = %v-%v, want p25-p75 2-4", lo, hi)
 	}
 }
@@ -61,32 +61,32 @@ func TestSignTestP(t *testing.T) {
 		{2, 3, 1},
 	}
 	for _, tt := range tests {
-		if got := signTestP(tt.k, tt.n); math.Abs(got-tt.want) > 1e-12 {
-			t.Errorf("signTestP(%d, %d) = %v, want %v", tt.k, tt.n, got, tt.want)
+		if got := SignTestP(tt.k, tt.n); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("SignTestP(%d, %d) = %v, want %v", tt.k, tt.n, got, tt.want)
 		}
 	}
 	// Large n stays finite and symmetric.
-	if a, b := signTestP(100, 1000), signTestP(900, 1000); a != b || a <= 0 || a > 1e-100 {
-		t.Errorf("signTestP(100/900, 1000) = %v, %v: want equal, tiny and positive", a, b)
+	if a, b := SignTestP(100, 1000), SignTestP(900, 1000); a != b || a <= 0 || a > 1e-100 {
+		t.Errorf("SignTestP(100/900, 1000) = %v, %v: want equal, tiny and positive", a, b)
 	}
 }
 
 func TestPairedRatio(t *testing.T) {
 	cand := []float64{0.9, 1.8, 2.7, 4, 5.5}
 	base := []float64{1, 2, 3, 4, 5}
-	r := pairedRatio(cand, base)
+	r := PairedRatio(cand, base)
 	if r.N != 5 || r.Lower != 3 || r.Higher != 1 {
-		t.Fatalf("pairedRatio = %+v: want N 5, Lower 3, Higher 1 (one tie)", r)
+		t.Fatalf("PairedRatio = %+v: want N 5, Lower 3, Higher 1 (one tie)", r)
 	}
 	if math.Abs(r.Median-0.9) > 1e-12 || math.Abs(r.Min-0.9) > 1e-12 || math.Abs(r.Max-1.1) > 1e-12 {
 		t.Errorf("ratios median %v min %v max %v, want 0.9, 0.9, 1.1", r.Median, r.Min, r.Max)
 	}
-	if want := signTestP(3, 4); r.P != want {
+	if want := SignTestP(3, 4); r.P != want {
 		t.Errorf("P = %v, want %v", r.P, want)
 	}
 	// Unequal lengths pair the common prefix; a zero baseline is skipped.
-	r = pairedRatio([]float64{1, 1, 1}, []float64{0, 2})
+	r = PairedRatio([]float64{1, 1, 1}, []float64{0, 2})
 	if r.N != 1 || r.Median != 0.5 {
-		t.Errorf("pairedRatio with zero baseline and short slice = %+v, want one ratio 0.5", r)
+		t.Errorf("PairedRatio with zero baseline and short slice = %+v, want one Ratio 0.5", r)
 	}
 }

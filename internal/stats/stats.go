@@ -1,12 +1,15 @@
-package main
+// Package stats holds the statistics of the bench program (bench/README.md describes the
+// method): the summary of a set of per-round values (median, quartiles, extremes) and the
+// comparison of two arms over paired rounds (per-round ratios and an exact two-sided sign test).
+package stats
 
 import (
 	"math"
 	"sort"
 )
 
-// summary describes a set of per-round values: the median and the spread.
-type summary struct {
+// Summary describes a set of per-round values: the median and the spread.
+type Summary struct {
 	N      int     `json:"n"`
 	Median float64 `json:"median"`
 	P25    float64 `json:"p25"`
@@ -15,40 +18,40 @@ type summary struct {
 	Max    float64 `json:"max"`
 }
 
-// minQuartileN is the smallest number of values for which the table shows p25-p75 as the spread;
+// MinQuartileN is the smallest number of values for which the table shows p25-p75 as the spread;
 // below it the spread shown is min-max (quartiles of three values say little).
-const minQuartileN = 5
+const MinQuartileN = 5
 
 // spread returns the interval the table shows next to the median: p25-p75, or min-max for fewer
-// than minQuartileN values.
-func (s summary) spread() (lo, hi float64) {
-	if s.N < minQuartileN {
+// than MinQuartileN values.
+func (s Summary) Spread() (lo, hi float64) {
+	if s.N < MinQuartileN {
 		return s.Min, s.Max
 	}
 	return s.P25, s.P75
 }
 
-// summarize computes the summary of xs; xs is not modified. An empty xs gives a zero summary
+// Summarize computes the summary of xs; xs is not modified. An empty xs gives a zero Summary
 // with N == 0.
-func summarize(xs []float64) summary {
+func Summarize(xs []float64) Summary {
 	if len(xs) == 0 {
-		return summary{}
+		return Summary{}
 	}
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
-	return summary{
+	return Summary{
 		N:      len(s),
-		Median: quantile(s, 0.5),
-		P25:    quantile(s, 0.25),
-		P75:    quantile(s, 0.75),
+		Median: Quantile(s, 0.5),
+		P25:    Quantile(s, 0.25),
+		P75:    Quantile(s, 0.75),
 		Min:    s[0],
 		Max:    s[len(s)-1],
 	}
 }
 
-// quantile returns the q-quantile (0 <= q <= 1) of sorted, a non-empty ascending slice, with
+// Quantile returns the q-quantile (0 <= q <= 1) of sorted, a non-empty ascending slice, with
 // linear interpolation between closest ranks (the usual "type 7" definition).
-func quantile(sorted []float64, q float64) float64 {
+func Quantile(sorted []float64, q float64) float64 {
 	if len(sorted) == 1 {
 		return sorted[0]
 	}
@@ -60,22 +63,22 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
 }
 
-// ratio compares a candidate arm with a baseline over paired rounds: round i of one against
+// Ratio compares a candidate arm with a baseline over paired rounds: round i of one against
 // round i of the other.
-type ratio struct {
-	summary         // of the per-round ratios candidate/baseline
+type Ratio struct {
+	Summary         // of the per-round ratios candidate/baseline
 	Lower   int     `json:"lower"` // rounds in which the candidate was lower (cheaper)
 	Higher  int     `json:"higher"`
 	P       float64 `json:"sign_test_p"` // two-sided exact sign test of Lower against Higher
 }
 
-// pairedRatio computes the ratio candidate[i]/baseline[i] for each i below the shorter length
+// PairedRatio computes the ratio candidate[i]/baseline[i] for each i below the shorter length
 // (pairs with a non-positive baseline are skipped) and summarizes them. Ties count in neither
 // direction, as a sign test wants.
-func pairedRatio(candidate, baseline []float64) ratio {
+func PairedRatio(candidate, baseline []float64) Ratio {
 	n := min(len(candidate), len(baseline))
 	rs := make([]float64, 0, n)
-	var r ratio
+	var r Ratio
 	for i := 0; i < n; i++ {
 		if baseline[i] <= 0 {
 			continue
@@ -88,14 +91,14 @@ func pairedRatio(candidate, baseline []float64) ratio {
 			r.Higher++
 		}
 	}
-	r.summary = summarize(rs)
-	r.P = signTestP(r.Lower, r.Lower+r.Higher)
+	r.Summary = Summarize(rs)
+	r.P = SignTestP(r.Lower, r.Lower+r.Higher)
 	return r
 }
 
-// signTestP returns the two-sided p-value of an exact binomial sign test: the probability, with
+// SignTestP returns the two-sided p-value of an exact binomial sign test: the probability, with
 // n fair coin flips, of a split at least as uneven as k against n-k. n == 0 gives 1.
-func signTestP(k, n int) float64 {
+func SignTestP(k, n int) float64 {
 	if n <= 0 {
 		return 1
 	}
