@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"sync"
 	"syscall"
+
+	"github.com/tdsbridge/tdsbridge/internal/loopback"
 )
 
 // childStreams is the child mode that serves the transport-only measurements.
@@ -42,13 +43,8 @@ const streamRequestSize = 4
 //     gathered into streamChunk-byte socket writes (burstConn).
 type streamServer struct {
 	cert      tls.Certificate
-	listeners map[string]net.Listener
-	wg        sync.WaitGroup
+	listeners map[string]*loopback.Server // each closes its conns and waits for its goroutines
 	logf      func(format string, args ...any)
-
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
 }
 
 // startStreamServer starts the stream listeners on loopback; it takes no arguments.
@@ -62,8 +58,7 @@ func startStreamServer(args []string, stderr io.Writer) (childServer, error) {
 	}
 	s := &streamServer{
 		cert:      cert,
-		listeners: map[string]net.Listener{},
-		conns:     map[net.Conn]struct{}{},
+		listeners: map[string]*loopback.Server{},
 		logf:      func(format string, a ...any) { fmt.Fprintf(stderr, "bench: streams: "+format+"\n", a...) },
 	}
 	handlers := map[string]func(net.Conn) error{
@@ -72,14 +67,21 @@ func startStreamServer(args []string, stderr io.Writer) (childServer, error) {
 		infoBridge: s.serveBridge,
 	}
 	for name, h := range handlers {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := loopback.Listen("")
 		if err != nil {
 			_ = s.Close()
 			return nil, fmt.Errorf("listen: %w", err)
 		}
 		s.listeners[name] = ln
-		s.wg.Add(1)
-		go s.accept(ln, h)
+		ln.SetLogf(s.logf)
+		if err := ln.Serve(func(c net.Conn, _ int) {
+			if err := h(c); err != nil && !isPeerGone(err) {
+				s.logf("%s: %v", c.RemoteAddr(), err)
+			}
+		}); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -88,65 +90,16 @@ func startStreamServer(args []string, stderr io.Writer) (childServer, error) {
 func (s *streamServer) info() map[string]string {
 	m := map[string]string{infoCert: base64.StdEncoding.EncodeToString(s.cert.Certificate[0])}
 	for name, ln := range s.listeners {
-		m[name] = ln.Addr().String()
+		m[name] = ln.Addr()
 	}
 	return m
 }
 
-// accept serves each connection of ln with h in a goroutine of its own until ln is closed.
-func (s *streamServer) accept(ln net.Listener, h func(net.Conn) error) {
-	defer s.wg.Done()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		if !s.track(c) {
-			_ = c.Close()
-			return
-		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer s.untrack(c)
-			if err := h(c); err != nil && !isPeerGone(err) {
-				s.logf("%s: %v", c.RemoteAddr(), err)
-			}
-		}()
-	}
-}
-
-// track records a live connection; it reports false once the server is closed.
-func (s *streamServer) track(c net.Conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.conns[c] = struct{}{}
-	return true
-}
-
-// untrack closes and forgets a connection.
-func (s *streamServer) untrack(c net.Conn) {
-	_ = c.Close()
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
-}
-
 // Close stops the listeners, closes live connections and waits for every goroutine.
 func (s *streamServer) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	for c := range s.conns {
-		_ = c.Close()
-	}
-	s.mu.Unlock()
 	for _, ln := range s.listeners {
 		_ = ln.Close()
 	}
-	s.wg.Wait()
 	return nil
 }
 
