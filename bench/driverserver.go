@@ -42,9 +42,9 @@ func startTDSServers(args []string, stderr io.Writer) (childServer, error) {
 			return nil, fmt.Errorf("record size %q: %w", f, err)
 		}
 		s, err := tdstest.NewServer(tdstest.Config{
-			EncryptionOff: true,
-			RecordSize:    rs,
-			Logf:          logf,
+			Encryption: tdstest.EncryptOff,
+			RecordSize: rs,
+			Logf:       logf,
 		})
 		if err != nil {
 			_ = ts.Close()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
@@ -16,13 +15,13 @@ func serveEncrypt(cfg *tdstest.Config, setting string) (clientEncrypt string, er
 	case "on":
 		return "true", nil
 	case "off":
-		cfg.EncryptionOff = true
+		cfg.Encryption = tdstest.EncryptOff
 		return "false", nil
 	case "notsup":
-		cfg.Encryption = prelogin.EncryptNotSup
+		cfg.Encryption = tdstest.EncryptNotSup
 		return "disable", nil
 	case "strict":
-		cfg.Strict = true
+		cfg.Encryption = tdstest.EncryptStrict
 		return "strict", nil
 	}
 	return "", fmt.Errorf("bench: -encrypt %q: want on, off, notsup or strict", setting)

@@ -125,7 +125,7 @@ func TestSmokeDSN(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures for a second")
 	}
-	srv, err := tdstest.NewServer(tdstest.Config{EncryptionOff: true})
+	srv, err := tdstest.NewServer(tdstest.Config{Encryption: tdstest.EncryptOff})
 	if err != nil {
 		t.Fatal(err)
 	}

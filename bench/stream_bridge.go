@@ -14,8 +14,7 @@ import (
 // role, switches it to passthrough, then streams.
 func (s *streamServer) serveBridge(c net.Conn) error {
 	bc := &burstConn{Conn: c}
-	b := bridge.New(bc, bridge.Options{Role: bridge.RoleServer})
-	tc := tls.Server(b, bridge.PreloginConfig(s.tlsConfig(), false))
+	b, tc := bridge.Server(bc, s.tlsConfig(), false, bridge.Options{})
 	if err := tc.Handshake(); err != nil {
 		return fmt.Errorf("bridge handshake: %w", err)
 	}
@@ -25,7 +24,7 @@ func (s *streamServer) serveBridge(c net.Conn) error {
 	return streamRecords(tc, bc.burst)
 }
 
-// dialBridge connects to the bridge listener: the handshake through bridge.New + tls.Client +
+// dialBridge connects to the bridge listener: the handshake through bridge.Client and
 // StartPassthrough, and the arm reads through bridge.NewReader (coalesced reads of 64 KiB).
 func (ts *transportSetup) dialBridge(ctx context.Context, recordSize int) (io.Reader, net.Conn, error) {
 	tc, b, err := ts.dialBridgeTLS(ctx, recordSize)
@@ -49,15 +48,14 @@ func (ts *transportSetup) dialBridgeDirect(ctx context.Context, recordSize int) 
 	return tc, tc, nil
 }
 
-// dialBridgeTLS connects to the bridge listener, runs the handshake through bridge.New +
-// tls.Client + StartPassthrough, and sends the stream request.
+// dialBridgeTLS connects to the bridge listener, runs the handshake through bridge.Client and
+// StartPassthrough, and sends the stream request.
 func (ts *transportSetup) dialBridgeTLS(ctx context.Context, recordSize int) (*tls.Conn, *bridge.Conn, error) {
 	raw, err := dialLoopback(ctx, ts.bridgeAddr)
 	if err != nil {
 		return nil, nil, err
 	}
-	b := bridge.New(raw, bridge.Options{Role: bridge.RoleClient})
-	tc := tls.Client(b, bridge.PreloginConfig(ts.clientConfig(), false))
+	b, tc := bridge.Client(raw, ts.clientConfig(), false, bridge.Options{})
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = b.Close()
 		return nil, nil, fmt.Errorf("bridge handshake: %w", err)

@@ -51,7 +51,7 @@ type Options struct {
 	Direct bool
 }
 
-// PreloginConfig returns a copy of cfg prepared for TLS inside PRELOGIN
+// TLSConfig returns a copy of cfg prepared for TLS inside PRELOGIN
 // packets: DynamicRecordSizingDisabled is set, so that one Write on the
 // tls.Conn of up to 16 KiB makes one record (one TDS packet per record),
 // and MaxVersion is capped at TLS 1.2 unless allowTLS13 is true (SQL Server
@@ -59,7 +59,7 @@ type Options struct {
 // is kept. A nil cfg is treated as an empty tls.Config. cfg is never
 // modified. If cfg.MinVersion is TLS 1.3 and allowTLS13 is false, the
 // handshake will fail: the caller asked for two incompatible things.
-func PreloginConfig(cfg *tls.Config, allowTLS13 bool) *tls.Config {
+func TLSConfig(cfg *tls.Config, allowTLS13 bool) *tls.Config {
 	var out *tls.Config
 	if cfg == nil {
 		out = &tls.Config{}

@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// Item 11: PreloginConfig clones, caps the version unless TLS 1.3 is
+// Item 11: TLSConfig clones, caps the version unless TLS 1.3 is
 // allowed, turns off dynamic record sizing and never mutates its input.
-func TestPreloginConfig(t *testing.T) {
+func TestTLSConfig(t *testing.T) {
 	tests := []struct {
 		name       string
 		in         *tls.Config
@@ -27,7 +27,7 @@ func TestPreloginConfig(t *testing.T) {
 			if tt.in != nil {
 				before = tt.in.Clone()
 			}
-			out := PreloginConfig(tt.in, tt.allowTLS13)
+			out := TLSConfig(tt.in, tt.allowTLS13)
 			if out == tt.in {
 				t.Fatal("returned the caller's config")
 			}

@@ -74,8 +74,7 @@
 //
 // # Typical client use
 //
-//	b := bridge.New(raw, bridge.Options{Role: bridge.RoleClient})
-//	tc := tls.Client(b, bridge.PreloginConfig(cfg, false))
+//	b, tc := bridge.Client(raw, cfg, false, bridge.Options{}) // tc = tls.Client(b, ...)
 //	if err := tc.HandshakeContext(ctx); err != nil { ... }
 //	if err := b.StartPassthrough(); err != nil { ... }
 //	r := bridge.NewReader(tc, b, 64<<10) // reads; tc.Write for writes
@@ -84,5 +83,6 @@
 //
 //	if err := b.CoalesceRecords(tc.ConnectionState()); err != nil { ... }
 //
-// The server side is the same with Role: RoleServer and tls.Server.
+// The server side is the same with bridge.Server. Client and Server are New and
+// tls.Client or tls.Server with TLSConfig: the tls.Conn sits on the bridge by construction.
 package bridge

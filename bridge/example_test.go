@@ -19,9 +19,8 @@ func Example() {
 	craw, sraw := net.Pipe()
 
 	go func() {
-		sb := bridge.New(sraw, bridge.Options{Role: bridge.RoleServer})
+		sb, ts := bridge.Server(sraw, &tls.Config{Certificates: []tls.Certificate{cert}}, false, bridge.Options{})
 		defer sb.Close()
-		ts := tls.Server(sb, bridge.PreloginConfig(&tls.Config{Certificates: []tls.Certificate{cert}}, false))
 		if err := ts.Handshake(); err != nil {
 			fmt.Println("server:", err)
 			return
@@ -34,9 +33,8 @@ func Example() {
 		ts.Close()
 	}()
 
-	cb := bridge.New(craw, bridge.Options{Role: bridge.RoleClient})
+	cb, tc := bridge.Client(craw, &tls.Config{RootCAs: pool, ServerName: "localhost"}, false, bridge.Options{})
 	defer cb.Close()
-	tc := tls.Client(cb, bridge.PreloginConfig(&tls.Config{RootCAs: pool, ServerName: "localhost"}, false))
 	if err := tc.Handshake(); err != nil {
 		fmt.Println("client:", err)
 		return
@@ -68,9 +66,8 @@ func ExampleConn_CoalesceRecords() {
 	craw, sraw := net.Pipe()
 
 	go func() {
-		sb := bridge.New(sraw, bridge.Options{Role: bridge.RoleServer})
+		sb, ts := bridge.Server(sraw, &tls.Config{Certificates: []tls.Certificate{cert}}, false, bridge.Options{})
 		defer sb.Close()
-		ts := tls.Server(sb, bridge.PreloginConfig(&tls.Config{Certificates: []tls.Certificate{cert}}, false))
 		if err := ts.Handshake(); err != nil || sb.StartPassthrough() != nil {
 			fmt.Println("server: handshake failed")
 			return
@@ -81,9 +78,8 @@ func ExampleConn_CoalesceRecords() {
 		ts.Close()
 	}()
 
-	cb := bridge.New(craw, bridge.Options{Role: bridge.RoleClient})
+	cb, tc := bridge.Client(craw, &tls.Config{RootCAs: pool, ServerName: "localhost"}, false, bridge.Options{})
 	defer cb.Close()
-	tc := tls.Client(cb, bridge.PreloginConfig(&tls.Config{RootCAs: pool, ServerName: "localhost"}, false))
 	if err := tc.Handshake(); err != nil {
 		fmt.Println("client:", err)
 		return

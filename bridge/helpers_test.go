@@ -176,15 +176,15 @@ type tlsPair struct {
 type pairConfig struct {
 	tr        transport
 	pki       testPKI
-	tls13     bool              // allow TLS 1.3 (PreloginConfig)
+	tls13     bool              // allow TLS 1.3 (TLSConfig)
 	clientCfg func(*tls.Config) // extra client settings
 	serverCfg func(*tls.Config) // extra server settings
 	direct    bool              // TDS 8.0: both sides Direct
 }
 
 func (pc pairConfig) configs() (client, server *tls.Config) {
-	client = PreloginConfig(&tls.Config{RootCAs: pc.pki.pool, ServerName: "localhost"}, pc.tls13)
-	server = PreloginConfig(&tls.Config{Certificates: []tls.Certificate{pc.pki.server}}, pc.tls13)
+	client = TLSConfig(&tls.Config{RootCAs: pc.pki.pool, ServerName: "localhost"}, pc.tls13)
+	server = TLSConfig(&tls.Config{Certificates: []tls.Certificate{pc.pki.server}}, pc.tls13)
 	if pc.clientCfg != nil {
 		pc.clientCfg(client)
 	}

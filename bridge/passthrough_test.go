@@ -18,7 +18,7 @@ func record(typ byte, n int, seed int) []byte {
 }
 
 // Item 7: Write passes the caller's slice to exactly one socket Write, and
-// with PreloginConfig one TDS-sized tls.Conn Write is one record.
+// with TLSConfig one TDS-sized tls.Conn Write is one record.
 func TestPassthroughWriteNoCopy(t *testing.T) {
 	small, _ := pkis(t)
 	for _, tr := range transports {

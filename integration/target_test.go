@@ -62,7 +62,7 @@ type missingTarget struct{ name, why string }
 func targets(t *testing.T) ([]target, []missingTarget) {
 	t.Helper()
 	// A tdstest server per test keeps the goroutine accounting of each test its own.
-	srv, err := tdstest.NewServer(tdstest.Config{EncryptionOff: true, Logf: t.Logf})
+	srv, err := tdstest.NewServer(tdstest.Config{Encryption: tdstest.EncryptOff, Logf: t.Logf})
 	if err != nil {
 		t.Fatalf("start tdstest server: %v", err)
 	}

@@ -70,8 +70,8 @@ func TestDialerTokenConnector(t *testing.T) {
 		encrypt string
 	}{
 		{"full", tdstest.Config{FedAuthToken: token}, "true"},
-		{"strict", tdstest.Config{FedAuthToken: token, Strict: true}, "strict"},
-		{"login-only", tdstest.Config{FedAuthToken: token, EncryptionOff: true}, "false"},
+		{"strict", tdstest.Config{FedAuthToken: token, Encryption: tdstest.EncryptStrict}, "strict"},
+		{"login-only", tdstest.Config{FedAuthToken: token, Encryption: tdstest.EncryptOff}, "false"},
 	}
 	for _, tc := range tests {
 		srv := startServer(t, tc.server)
@@ -175,9 +175,9 @@ func TestDialerAnyConnector(t *testing.T) {
 		server  tdstest.Config
 	}{
 		{"true", tdstest.Config{}},
-		{"strict", tdstest.Config{Strict: true}},
-		{"false", tdstest.Config{EncryptionOff: true}},
-		{"disable", tdstest.Config{Encryption: 2}},
+		{"strict", tdstest.Config{Encryption: tdstest.EncryptStrict}},
+		{"false", tdstest.Config{Encryption: tdstest.EncryptOff}},
+		{"disable", tdstest.Config{Encryption: tdstest.EncryptNotSup}},
 	} {
 		t.Run(tc.encrypt, func(t *testing.T) {
 			srv := startServer(t, tc.server)

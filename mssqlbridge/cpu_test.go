@@ -16,7 +16,6 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
@@ -41,7 +40,7 @@ func TestServerHelper(t *testing.T) {
 	}
 	cfg := tdstest.Config{}
 	if mode == "plaintext" {
-		cfg.Encryption = prelogin.EncryptNotSup
+		cfg.Encryption = tdstest.EncryptNotSup
 	}
 	srv, err := tdstest.NewServer(cfg)
 	if err != nil {

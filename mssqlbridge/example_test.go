@@ -12,7 +12,6 @@ import (
 	"github.com/microsoft/go-mssqldb/integratedauth/ntlm"
 
 	"github.com/tdsbridge/tdsbridge/mssqlbridge"
-	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
@@ -84,7 +83,7 @@ func ExampleWithTLSConfig() {
 // A server that does not support encryption is refused when the DSN says encrypt=true, before
 // any login data is sent.
 func Example_refusal() {
-	srv, err := tdstest.NewServer(tdstest.Config{Encryption: prelogin.EncryptNotSup})
+	srv, err := tdstest.NewServer(tdstest.Config{Encryption: tdstest.EncryptNotSup})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -130,7 +129,7 @@ func ExampleNewConnector_serverCertificate() {
 // lie past that packet, here behind a 2,100-character workstation name at packet size 512, is
 // refused before any byte of it is sent.
 func ExampleErrSecretOutsideTLS() {
-	srv, err := tdstest.NewServer(tdstest.Config{EncryptionOff: true})
+	srv, err := tdstest.NewServer(tdstest.Config{Encryption: tdstest.EncryptOff})
 	if err != nil {
 		log.Fatal(err)
 	}

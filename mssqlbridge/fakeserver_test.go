@@ -133,7 +133,7 @@ func (s *fakeServer) tlsConfig(strict bool) *tls.Config {
 		cfg.NextProtos = []string{"tds/8.0"}
 		return cfg
 	}
-	return bridge.PreloginConfig(cfg, false)
+	return bridge.TLSConfig(cfg, false)
 }
 
 // serverReplyPayload is the SQL Server 2008 PRELOGIN reply from docs/protocol.md, section "PRELOGIN".

@@ -296,7 +296,7 @@ func TestLoginOnlySecretsNeverInClear(t *testing.T) {
 // 6,000 bytes at packet size 4096 is refused with ErrSecretOutsideTLS. In neither case does
 // any part of the token cross the wire in clear.
 func TestLoginOnlyFedAuthTokenGoMssqldb(t *testing.T) {
-	srv := startServer(t, tdstest.Config{EncryptionOff: true})
+	srv := startServer(t, tdstest.Config{Encryption: tdstest.EncryptOff})
 	for _, tc := range []struct {
 		name       string
 		chars      int // token length; UCS-2 on the wire, two bytes a character

@@ -2,7 +2,6 @@ package mssqlbridge
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -95,8 +94,7 @@ func (c *conn) startStrict(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b := bridge.New(c.raw, bridge.Options{Role: bridge.RoleClient, Direct: true})
-	tc := tls.Client(b, bridge.PreloginConfig(cfg, true))
+	b, tc := bridge.Client(c.raw, cfg, true, bridge.Options{Direct: true})
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return handshakeError(cfg.ServerName, c.host, err)
 	}
@@ -163,10 +161,10 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 		return 0, nil, negotiationError(err)
 	}
 
-	b := bridge.New(c.raw, bridge.Options{Role: bridge.RoleClient})
-	c.bridge = b
-	c.target.Store(&connRef{b})
 	if outcome == prelogin.OutcomeNone {
+		b := bridge.New(c.raw, bridge.Options{Role: bridge.RoleClient})
+		c.bridge = b
+		c.target.Store(&connRef{b})
 		if err := b.StartPlaintext(); err != nil {
 			return 0, nil, fmt.Errorf("mssqlbridge: start plaintext: %w", err)
 		}
@@ -182,7 +180,9 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 	// Login-only is TLS 1.2 at most: a TLS 1.3 server sends session tickets after the
 	// handshake, as records the switch to plaintext would hand the driver as TDS bytes.
 	allow13 := c.settings.allowTLS13(cfg) && outcome == prelogin.OutcomeFull
-	tc := tls.Client(b, bridge.PreloginConfig(cfg, allow13))
+	b, tc := bridge.Client(c.raw, cfg, allow13, bridge.Options{})
+	c.bridge = b
+	c.target.Store(&connRef{b})
 	if err := tc.Handshake(); err != nil {
 		return 0, nil, handshakeError(cfg.ServerName, c.host, err)
 	}

@@ -319,8 +319,7 @@ func serverEnd(raw net.Conn, pki *testPKI, enc msdsn.Encryption) (net.Conn, erro
 		if err := reply(raw, tds.NewReader(raw, tds.ReaderConfig{}), prelogin.EncryptOn); err != nil {
 			return nil, err
 		}
-		b := bridge.New(raw, bridge.Options{Role: bridge.RoleServer})
-		ts := tls.Server(b, bridge.PreloginConfig(cfg, false))
+		b, ts := bridge.Server(raw, cfg, false, bridge.Options{})
 		if err := ts.Handshake(); err != nil {
 			return nil, err
 		}

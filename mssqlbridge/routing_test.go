@@ -42,8 +42,9 @@ func TestRouting(t *testing.T) {
 	for _, strict := range []bool{false, true} {
 		mode := map[bool]string{false: "full", true: "strict"}[strict]
 		encrypt := map[bool]string{false: "true", true: "strict"}[strict]
-		named := startServer(t, tdstest.Config{Strict: strict})
-		unnamed := startServer(t, tdstest.Config{Strict: strict, Addr: "127.0.0.2:0"})
+		setting := map[bool]tdstest.Encryption{false: tdstest.EncryptOn, true: tdstest.EncryptStrict}[strict]
+		named := startServer(t, tdstest.Config{Encryption: setting})
+		unnamed := startServer(t, tdstest.Config{Encryption: setting, Addr: "127.0.0.2:0"})
 		routes := []struct {
 			name, host string
 			target     *tdstest.Server
@@ -54,7 +55,7 @@ func TestRouting(t *testing.T) {
 		for _, rt := range routes {
 			_, port, _ := net.SplitHostPort(rt.target.Addr)
 			routed := net.JoinHostPort(rt.host, port)
-			front := startServer(t, tdstest.Config{Strict: strict, RouteTo: routed})
+			front := startServer(t, tdstest.Config{Encryption: setting, RouteTo: routed})
 			cas := filepath.Join(t.TempDir(), "cas.pem")
 			writeCAs(t, cas, front, rt.target)
 			frontHost, _, _ := net.SplitHostPort(front.Addr)

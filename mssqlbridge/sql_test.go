@@ -14,7 +14,6 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
@@ -23,10 +22,10 @@ var serverKinds = []struct {
 	name string
 	cfg  tdstest.Config
 }{
-	{"OFF", tdstest.Config{EncryptionOff: true}},
-	{"ON", tdstest.Config{Encryption: prelogin.EncryptOn}},
-	{"NOT_SUP", tdstest.Config{Encryption: prelogin.EncryptNotSup}},
-	{"strict", tdstest.Config{Strict: true}},
+	{"OFF", tdstest.Config{Encryption: tdstest.EncryptOff}},
+	{"ON", tdstest.Config{Encryption: tdstest.EncryptOn}},
+	{"NOT_SUP", tdstest.Config{Encryption: tdstest.EncryptNotSup}},
+	{"strict", tdstest.Config{Encryption: tdstest.EncryptStrict}},
 }
 
 func startServer(t testing.TB, cfg tdstest.Config) *tdstest.Server {
@@ -149,9 +148,9 @@ func TestLargeValues(t *testing.T) {
 		encrypt string
 	}{
 		{"full", tdstest.Config{}, "true"},
-		{"login-only", tdstest.Config{EncryptionOff: true}, "false"},
-		{"plaintext", tdstest.Config{Encryption: prelogin.EncryptNotSup}, "disable"},
-		{"strict", tdstest.Config{Strict: true}, "strict"},
+		{"login-only", tdstest.Config{Encryption: tdstest.EncryptOff}, "false"},
+		{"plaintext", tdstest.Config{Encryption: tdstest.EncryptNotSup}, "disable"},
+		{"strict", tdstest.Config{Encryption: tdstest.EncryptStrict}, "strict"},
 	} {
 		srv := startServer(t, mode.server)
 		for _, ps := range []int{4096, 16383} {
@@ -192,7 +191,7 @@ func TestCancelMidQuery(t *testing.T) {
 		encrypt string
 	}{
 		{"full", tdstest.Config{}, "true"},
-		{"plaintext", tdstest.Config{Encryption: prelogin.EncryptNotSup}, "disable"},
+		{"plaintext", tdstest.Config{Encryption: tdstest.EncryptNotSup}, "disable"},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -308,7 +307,7 @@ func TestConnectionTimeout(t *testing.T) {
 		t.Run(encrypt, func(t *testing.T) {
 			cfg := tdstest.Config{Faults: tdstest.Faults{At: tdstest.PhaseQuery, Action: tdstest.ActionStall, Times: 1}}
 			if encrypt == "disable" {
-				cfg.Encryption = prelogin.EncryptNotSup
+				cfg.Encryption = tdstest.EncryptNotSup
 			}
 			srv := startServer(t, cfg)
 			db, err := bridgedDB(t, srv.DSN("encrypt="+encrypt, "certificate="+srv.CAFile(), "connection timeout=1"))

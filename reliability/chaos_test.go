@@ -36,7 +36,7 @@ func TestCloseChaos(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := bridge.New(raw, bridge.Options{})
-		tc := tls.Client(b, bridge.PreloginConfig(clientTLS(t), false))
+		tc := tls.Client(b, bridge.TLSConfig(clientTLS(t), false))
 		var wg sync.WaitGroup
 		ready := make(chan struct{}) // closed once the bridge is in passthrough, or gave up
 		wg.Add(2)

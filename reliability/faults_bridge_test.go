@@ -223,7 +223,7 @@ func TestFaultMatrixHandshake(t *testing.T) {
 				if tt.deadline > 0 {
 					_ = b.SetDeadline(time.Now().Add(tt.deadline))
 				}
-				return tls.Client(b, bridge.PreloginConfig(clientTLS(t), false)).HandshakeContext(ctx)
+				return tls.Client(b, bridge.TLSConfig(clientTLS(t), false)).HandshakeContext(ctx)
 			})
 			t.Logf("error: %v", err)
 			checkErr(t, err, tt.is, tt.msgs...)
@@ -249,7 +249,7 @@ func TestClientCloseDuringHandshake(t *testing.T) {
 	}
 	b := bridge.New(raw, bridge.Options{Role: bridge.RoleClient})
 	done := make(chan error, 1)
-	go func() { done <- tls.Client(b, bridge.PreloginConfig(clientTLS(t), false)).Handshake() }()
+	go func() { done <- tls.Client(b, bridge.TLSConfig(clientTLS(t), false)).Handshake() }()
 	<-got
 	if err := b.Close(); err != nil {
 		t.Fatalf("Close: %v", err)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/tdsbridge/tdsbridge/mssqlbridge"
-	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
@@ -246,9 +245,9 @@ var sqlModes = []struct {
 	encrypt string
 }{
 	{"full", tdstest.Config{}, "true"},
-	{"login-only", tdstest.Config{EncryptionOff: true}, "false"},
-	{"strict", tdstest.Config{Strict: true}, "strict"},
-	{"none", tdstest.Config{Encryption: prelogin.EncryptNotSup}, "disable"},
+	{"login-only", tdstest.Config{Encryption: tdstest.EncryptOff}, "false"},
+	{"strict", tdstest.Config{Encryption: tdstest.EncryptStrict}, "strict"},
+	{"none", tdstest.Config{Encryption: tdstest.EncryptNotSup}, "disable"},
 }
 
 // connectAndQuery takes a dedicated connection from db and, if query is not empty, runs it and

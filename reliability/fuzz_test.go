@@ -180,7 +180,7 @@ func runBridgeClient(ctx context.Context, addr string, cfg *tls.Config) error {
 	b := bridge.New(raw, bridge.Options{Role: bridge.RoleClient})
 	defer b.Close()
 	_ = b.SetDeadline(time.Now().Add(fuzzBudget))
-	tc := tls.Client(b, bridge.PreloginConfig(cfg, false))
+	tc := tls.Client(b, bridge.TLSConfig(cfg, false))
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return err
 	}
@@ -361,9 +361,9 @@ func corpusSeeds(t *testing.T) map[string][]byte {
 	}
 	record("recorded-tdstest-full", modeTrue, captureTDS(t, tdstest.Config{}, "true"))
 	record("recorded-tdstest-full-big", modeTrueBig, captureTDS(t, tdstest.Config{}, "true"))
-	record("recorded-tdstest-login-only", modeFalse, captureTDS(t, tdstest.Config{EncryptionOff: true}, "false"))
-	record("recorded-tdstest-none", modeDisable, captureTDS(t, tdstest.Config{Encryption: prelogin.EncryptNotSup}, "disable"))
-	record("recorded-tdstest-strict", modeStrict, captureTDS(t, tdstest.Config{Strict: true}, "strict"))
+	record("recorded-tdstest-login-only", modeFalse, captureTDS(t, tdstest.Config{Encryption: tdstest.EncryptOff}, "false"))
+	record("recorded-tdstest-none", modeDisable, captureTDS(t, tdstest.Config{Encryption: tdstest.EncryptNotSup}, "disable"))
+	record("recorded-tdstest-strict", modeStrict, captureTDS(t, tdstest.Config{Encryption: tdstest.EncryptStrict}, "strict"))
 	record("recorded-bridge-records", modeBridge, captureBridge(t))
 	return seeds
 }

@@ -54,7 +54,7 @@ func clientTLS(t testing.TB) *tls.Config {
 // serverTLS returns a server config with serverCert, TLS 1.2 at most (as inside PRELOGIN).
 func serverTLS(t testing.TB) *tls.Config {
 	cert, _ := serverCert(t)
-	return bridge.PreloginConfig(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, false)
+	return bridge.TLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, false)
 }
 
 // bridgeServer returns a ScriptServer whose connections run a TLS handshake inside PRELOGIN
@@ -126,7 +126,7 @@ func dialBridge(ctx context.Context, addr string, cfg *tls.Config, opts bridge.O
 	}
 	cc := wiretest.NewCountingConn(raw)
 	b := bridge.New(cc, opts)
-	tc := tls.Client(b, bridge.PreloginConfig(cfg, false))
+	tc := tls.Client(b, bridge.TLSConfig(cfg, false))
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = b.Close()
 		return nil, err

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
@@ -42,12 +41,12 @@ var loadTargets = []loadTarget{
 	// Records of 1000 bytes whatever the packet boundaries: the coalescing Reader's case.
 	{"full-1000-byte-records", tdstest.Config{RecordSize: 1000}, []string{"encrypt=true", "packet size=16383"}},
 	// Login-only: TLS for the first LOGIN7 packet, then the bridge's plaintext mode.
-	{"login-only", tdstest.Config{EncryptionOff: true}, []string{"encrypt=false"}},
+	{"login-only", tdstest.Config{Encryption: tdstest.EncryptOff}, []string{"encrypt=false"}},
 	// TDS 8.0: TLS directly on TCP (the bridge in Direct mode), TLS 1.3.
-	{"strict", tdstest.Config{Strict: true}, []string{"encrypt=strict"}},
-	{"strict-700-byte-records", tdstest.Config{Strict: true, RecordSize: 700}, []string{"encrypt=strict", "packet size=8192"}},
+	{"strict", tdstest.Config{Encryption: tdstest.EncryptStrict}, []string{"encrypt=strict"}},
+	{"strict-700-byte-records", tdstest.Config{Encryption: tdstest.EncryptStrict, RecordSize: 700}, []string{"encrypt=strict", "packet size=8192"}},
 	// No encryption: the bridge's plaintext mode with its read-ahead.
-	{"none", tdstest.Config{Encryption: prelogin.EncryptNotSup}, []string{"encrypt=disable"}},
+	{"none", tdstest.Config{Encryption: tdstest.EncryptNotSup}, []string{"encrypt=disable"}},
 }
 
 // Alphabets of the patterns: no quote, so that the query text needs no escaping; the nvarchar

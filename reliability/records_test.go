@@ -27,7 +27,7 @@ func sizedRecord(i, n int) []byte {
 func recordServer(t *testing.T, tls13 bool, suite uint16, count, size int) *wiretest.ScriptServer {
 	t.Helper()
 	cert, _ := serverCert(t)
-	cfg := bridge.PreloginConfig(&tls.Config{
+	cfg := bridge.TLSConfig(&tls.Config{
 		Certificates:           []tls.Certificate{cert},
 		MinVersion:             tls.VersionTLS12,
 		SessionTicketsDisabled: true, // no TLS 1.3 ticket records among the data
@@ -75,7 +75,7 @@ func dialRecords(t *testing.T, addr string, tls13 bool, suite uint16) *bridgeCli
 	if suite != 0 {
 		cfg.CipherSuites = []uint16{suite}
 	}
-	tc := tls.Client(b, bridge.PreloginConfig(cfg, tls13))
+	tc := tls.Client(b, bridge.TLSConfig(cfg, tls13))
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = b.Close()
 		t.Fatalf("handshake: %v", err)

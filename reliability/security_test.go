@@ -110,12 +110,12 @@ func TestDowngradeRefused(t *testing.T) {
 			is:     []error{mssqlbridge.ErrServerNoEncryption},
 		},
 		{
-			name: "strict-proxy-NOT_SUP", encrypt: "strict", server: tdstest.Config{Strict: true},
+			name: "strict-proxy-NOT_SUP", encrypt: "strict", server: tdstest.Config{Encryption: tdstest.EncryptStrict},
 			tamper: func(*testing.T) wiretest.Tamper { return impersonate(prelogin.EncryptNotSup) },
 			msgs:   []string{"tls: first record does not look like a TLS handshake"},
 		},
 		{
-			name: "strict-proxy-OFF", encrypt: "strict", server: tdstest.Config{Strict: true},
+			name: "strict-proxy-OFF", encrypt: "strict", server: tdstest.Config{Encryption: tdstest.EncryptStrict},
 			tamper: func(*testing.T) wiretest.Tamper { return impersonate(prelogin.EncryptOff) },
 			msgs:   []string{"tls: first record does not look like a TLS handshake"},
 		},
@@ -179,10 +179,10 @@ func TestLoginNeverInClear(t *testing.T) {
 		encrypt   string
 		wantClear bool // SQL batches cross in clear (login-only)
 	}{
-		{"login-only", tdstest.Config{EncryptionOff: true}, "false", true},
+		{"login-only", tdstest.Config{Encryption: tdstest.EncryptOff}, "false", true},
 		{"full", tdstest.Config{}, "true", false},
 		{"full-server-requires", tdstest.Config{}, "false", false},
-		{"strict", tdstest.Config{Strict: true}, "strict", false},
+		{"strict", tdstest.Config{Encryption: tdstest.EncryptStrict}, "strict", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -315,7 +315,7 @@ func TestInjectionDriver(t *testing.T) {
 func TestCertificateChecks(t *testing.T) {
 	t.Parallel()
 	s := startTDS(t, tdstest.Config{})
-	strict := startTDS(t, tdstest.Config{Strict: true})
+	strict := startTDS(t, tdstest.Config{Encryption: tdstest.EncryptStrict})
 	other := startTDS(t, tdstest.Config{}) // a different self-signed certificate
 	const ok, unknownAuthority, badHost = certOK, certUnknownAuthority, certBadHost
 	tests := []struct {
@@ -469,7 +469,7 @@ func TestLoginOnlySmallPacketSize(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := startTDS(t, tdstest.Config{EncryptionOff: true, User: user})
+			s := startTDS(t, tdstest.Config{Encryption: tdstest.EncryptOff, User: user})
 			p := proxy(t, s.Addr, nil)
 			params := []string{"encrypt=false", "certificate=" + s.CAFile(), "packet size=" + tt.packetSize,
 				"workstation id=" + strings.Repeat("w", tt.workstation), "app name=" + strings.Repeat("a", 128)}

@@ -65,10 +65,10 @@ func TestBadInputBeforeLogin(t *testing.T) {
 		{"garbage PRELOGIN payload", Config{}, packet(tds.TypePrelogin, tds.StatusEOM, []byte{0x00, 0x00, 0xFF, 0xFF, 0x01}), "decode PRELOGIN"},
 		{"PRELOGIN without ENCRYPTION", Config{}, noEnc, "no ENCRYPTION option"},
 		{"truncated packet", Config{}, packet(tds.TypePrelogin, tds.StatusEOM, validPrelogin(prelogin.EncryptOn))[:12], "read PRELOGIN"},
-		{"PRELOGIN to a strict server", Config{Strict: true}, packet(tds.TypePrelogin, tds.StatusEOM, validPrelogin(prelogin.EncryptOn)), "not a TLS ClientHello"},
-		{"TLS to a NOT_SUP server", Config{Encryption: prelogin.EncryptNotSup}, []byte{0x16, 0x03, 0x01, 0x00, 0x05, 1, 2, 3, 4, 5}, "NOT_SUP"},
+		{"PRELOGIN to a strict server", Config{Encryption: EncryptStrict}, packet(tds.TypePrelogin, tds.StatusEOM, validPrelogin(prelogin.EncryptOn)), "not a TLS ClientHello"},
+		{"TLS to a NOT_SUP server", Config{Encryption: EncryptNotSup}, []byte{0x16, 0x03, 0x01, 0x00, 0x05, 1, 2, 3, 4, 5}, "NOT_SUP"},
 		{"LOGIN7 before PRELOGIN, server ON", Config{}, packet(tds.TypeLogin7, tds.StatusEOM, encodeLogin7(goodLogin7())), "LOGIN7 without PRELOGIN refused"},
-		{"LOGIN7 before PRELOGIN, strict server", Config{Strict: true}, packet(tds.TypeLogin7, tds.StatusEOM, encodeLogin7(goodLogin7())), "client starts with byte 0x10"},
+		{"LOGIN7 before PRELOGIN, strict server", Config{Encryption: EncryptStrict}, packet(tds.TypeLogin7, tds.StatusEOM, encodeLogin7(goodLogin7())), "client starts with byte 0x10"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,12 +97,12 @@ func TestNegotiationCloses(t *testing.T) {
 		closeIt bool
 	}{
 		{"client NOT_SUP, server ON", Config{}, prelogin.EncryptNotSup, prelogin.EncryptReq, true},
-		{"client ON, server NOT_SUP", Config{Encryption: prelogin.EncryptNotSup}, prelogin.EncryptOn, prelogin.EncryptNotSup, true},
-		{"client REQ, server NOT_SUP", Config{Encryption: prelogin.EncryptNotSup}, prelogin.EncryptReq, prelogin.EncryptNotSup, true},
+		{"client ON, server NOT_SUP", Config{Encryption: EncryptNotSup}, prelogin.EncryptOn, prelogin.EncryptNotSup, true},
+		{"client REQ, server NOT_SUP", Config{Encryption: EncryptNotSup}, prelogin.EncryptReq, prelogin.EncryptNotSup, true},
 		{"client OFF, server ON", Config{}, prelogin.EncryptOff, prelogin.EncryptReq, false},
-		{"client OFF, server OFF", Config{EncryptionOff: true}, prelogin.EncryptOff, prelogin.EncryptOff, false},
-		{"client ON, server OFF", Config{EncryptionOff: true}, prelogin.EncryptOn, prelogin.EncryptOn, false},
-		{"client NOT_SUP, server OFF", Config{EncryptionOff: true}, prelogin.EncryptNotSup, prelogin.EncryptNotSup, false},
+		{"client OFF, server OFF", Config{Encryption: EncryptOff}, prelogin.EncryptOff, prelogin.EncryptOff, false},
+		{"client ON, server OFF", Config{Encryption: EncryptOff}, prelogin.EncryptOn, prelogin.EncryptOn, false},
+		{"client NOT_SUP, server OFF", Config{Encryption: EncryptOff}, prelogin.EncryptNotSup, prelogin.EncryptNotSup, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +138,7 @@ func TestBadInputAfterLogin(t *testing.T) {
 		rng.Read(b)
 		tests["random "+string(rune('a'+i))] = b
 	}
-	s, log := startServer(t, Config{Encryption: prelogin.EncryptNotSup})
+	s, log := startServer(t, Config{Encryption: EncryptNotSup})
 	for name, input := range tests {
 		t.Run(name, func(t *testing.T) {
 			c := dialRaw(t, s)
@@ -175,7 +175,7 @@ func TestBadInputAfterLogin(t *testing.T) {
 }
 
 func TestMalformedLogin7(t *testing.T) {
-	s, log := startServer(t, Config{Encryption: prelogin.EncryptNotSup})
+	s, log := startServer(t, Config{Encryption: EncryptNotSup})
 	c := dialRaw(t, s)
 	if _, err := c.prelogin(prelogin.EncryptNotSup); err != nil {
 		t.Fatal(err)
@@ -264,7 +264,7 @@ func TestServerAPI(t *testing.T) {
 		t.Fatal("CertPool nil")
 	}
 	// TLSConfig trusts the server in strict mode too (TLS directly on TCP).
-	s2, _ := startServer(t, Config{Strict: true})
+	s2, _ := startServer(t, Config{Encryption: EncryptStrict})
 	cfg := s2.TLSConfig()
 	cfg.NextProtos = []string{alpnTDS8}
 	tc, err := tls.Dial("tcp", s2.Addr, cfg)
@@ -280,9 +280,7 @@ func TestServerAPI(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	for name, cfg := range map[string]Config{
-		"REQ setting":        {Encryption: prelogin.EncryptReq},
-		"OFF and NOT_SUP":    {EncryptionOff: true, Encryption: prelogin.EncryptNotSup},
-		"strict and NOT_SUP": {Strict: true, Encryption: prelogin.EncryptNotSup},
+		"unknown encryption": {Encryption: EncryptStrict + 1},
 		"record size":        {RecordSize: 16385},
 		"negative record":    {RecordSize: -1},
 		"cert":               {Cert: CertKind(7)},

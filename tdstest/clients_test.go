@@ -154,10 +154,10 @@ func TestFreeTDS(t *testing.T) {
 		{"require, server ON", Config{}, "require", 4096, modeFull, 4096},
 		{"require, 16384", Config{}, "require", 16384, modeFull, 16383},
 		{"request, server ON", Config{}, "request", 4096, modeFull, 4096},
-		{"request, server OFF", Config{EncryptionOff: true}, "request", 4096, modeLoginOnly, 4096},
-		{"request, server OFF, 16384", Config{EncryptionOff: true}, "request", 16384, modeLoginOnly, 16384},
+		{"request, server OFF", Config{Encryption: EncryptOff}, "request", 4096, modeLoginOnly, 4096},
+		{"request, server OFF, 16384", Config{Encryption: EncryptOff}, "request", 16384, modeLoginOnly, 16384},
 		{"require, large chain", Config{Cert: CertLargeChain}, "require", 4096, modeFull, 4096},
-		{"off, server NOT_SUP", Config{Encryption: 0x02}, "off", 4096, modeNone, 4096},
+		{"off, server NOT_SUP", Config{Encryption: EncryptNotSup}, "off", 4096, modeNone, 4096},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,10 +288,10 @@ func TestTedious(t *testing.T) {
 		{"encrypt, 4096", Config{}, true, 4096, modeFull, 4096},
 		{"encrypt, 16384", Config{}, true, 16384, modeFull, 16383},
 		{"encrypt, 16384, large chain", Config{Cert: CertLargeChain}, true, 16384, modeFull, 16383},
-		{"no encryption, 4096", Config{EncryptionOff: true}, false, 4096, modeNone, 4096},
-		{"no encryption, 16384", Config{Encryption: 0x02}, false, 16384, modeNone, 16384},
-		{"strict, 4096", Config{Strict: true}, "strict", 4096, modeStrict, 4096},
-		{"strict, 16384", Config{Strict: true}, "strict", 16384, modeStrict, 16383},
+		{"no encryption, 4096", Config{Encryption: EncryptOff}, false, 4096, modeNone, 4096},
+		{"no encryption, 16384", Config{Encryption: EncryptNotSup}, false, 16384, modeNone, 16384},
+		{"strict, 4096", Config{Encryption: EncryptStrict}, "strict", 4096, modeStrict, 4096},
+		{"strict, 16384", Config{Encryption: EncryptStrict}, "strict", 16384, modeStrict, 16383},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -350,10 +350,10 @@ func TestPytds(t *testing.T) {
 		{"full, 4096", Config{}, true, false, 4096, modeFull, true},
 		{"full, 4096, transactions (autocommit off)", Config{}, true, false, 4096, modeFull, false},
 		{"full, 16384", Config{}, true, false, 16384, modeFull, true},
-		{"login-only, 4096", Config{EncryptionOff: true}, true, true, 4096, modeLoginOnly, true},
-		{"login-only, 16384", Config{EncryptionOff: true}, true, true, 16384, modeLoginOnly, true},
+		{"login-only, 4096", Config{Encryption: EncryptOff}, true, true, 4096, modeLoginOnly, true},
+		{"login-only, 16384", Config{Encryption: EncryptOff}, true, true, 16384, modeLoginOnly, true},
 		{"login-only asked, server ON", Config{}, true, true, 4096, modeFull, true},
-		{"no TLS", Config{EncryptionOff: true}, false, false, 4096, modeNone, true},
+		{"no TLS", Config{Encryption: EncryptOff}, false, false, 4096, modeNone, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

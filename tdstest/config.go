@@ -3,8 +3,6 @@ package tdstest
 import (
 	"fmt"
 	"net"
-
-	"github.com/tdsbridge/tdsbridge/prelogin"
 )
 
 // Defaults of Config.
@@ -20,19 +18,8 @@ const maxRecordSize = 16384
 // presents a self-signed ECDSA certificate and accepts the user "sa" with password
 // "tdstest-Passw0rd".
 type Config struct {
-	// Encryption is the server's ENCRYPTION setting for the PRELOGIN negotiation:
-	// prelogin.EncryptOn (the default) or prelogin.EncryptNotSup. Because prelogin.EncryptOff is
-	// the zero value of this field it means "unset", that is ON: set EncryptionOff for the OFF
-	// setting. Any other value is an error at Start.
-	Encryption prelogin.Encryption
-	// EncryptionOff selects the server setting OFF (encryption available, login-only unless the
-	// client asks for more). It may not be combined with Encryption set to NOT_SUP.
-	EncryptionOff bool
-	// Strict makes the server require TDS 8.0: TLS directly on TCP before any TDS byte, ALPN
-	// "tds/8.0", TLS 1.3 allowed. A client that starts with PRELOGIN is refused. Without Strict
-	// the server still accepts a connection that starts with a TLS ClientHello as TDS 8.0,
-	// unless the setting is NOT_SUP.
-	Strict bool
+	// Encryption is the server's encryption setting; the zero value is EncryptOn.
+	Encryption Encryption
 	// User and Password are the only credentials accepted; empty means DefaultUser and
 	// DefaultPassword. The user name is compared case-insensitively, the password exactly.
 	User, Password string
@@ -67,17 +54,6 @@ type Config struct {
 	Logf func(format string, args ...any)
 }
 
-// setting is the effective ENCRYPTION setting.
-func (c *Config) setting() prelogin.Encryption {
-	if c.EncryptionOff {
-		return prelogin.EncryptOff
-	}
-	if c.Encryption == prelogin.EncryptOff {
-		return prelogin.EncryptOn
-	}
-	return c.Encryption
-}
-
 func (c *Config) user() string {
 	if c.User == "" {
 		return DefaultUser
@@ -94,16 +70,8 @@ func (c *Config) password() string {
 
 // validate checks the fields that can be wrong.
 func (c *Config) validate() error {
-	switch c.Encryption {
-	case prelogin.EncryptOff, prelogin.EncryptOn, prelogin.EncryptNotSup:
-	default:
-		return fmt.Errorf("tdstest: Config.Encryption %v: want ON or NOT_SUP (EncryptionOff for OFF)", c.Encryption)
-	}
-	if c.EncryptionOff && c.Encryption == prelogin.EncryptNotSup {
-		return fmt.Errorf("tdstest: Config.EncryptionOff and Encryption NOT_SUP contradict each other")
-	}
-	if c.Strict && c.setting() == prelogin.EncryptNotSup {
-		return fmt.Errorf("tdstest: Config.Strict needs TLS but Encryption is NOT_SUP")
+	if c.Encryption > EncryptStrict {
+		return fmt.Errorf("tdstest: Config.Encryption: unknown %v", c.Encryption)
 	}
 	if c.RecordSize < 0 || c.RecordSize > maxRecordSize {
 		return fmt.Errorf("tdstest: Config.RecordSize %d: want 0..%d", c.RecordSize, maxRecordSize)

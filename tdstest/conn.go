@@ -238,11 +238,11 @@ func (c *conn) firstByte() (connState, error) {
 	cfg := &c.srv.Config
 	switch {
 	case b[0] == 0x16:
-		if cfg.setting() == prelogin.EncryptNotSup {
+		if cfg.Encryption == EncryptNotSup {
 			return stateDone, errors.New("client starts with TLS (TDS 8.0) but the server's encryption setting is NOT_SUP")
 		}
 		return stateStrict, nil
-	case cfg.Strict:
+	case cfg.Encryption == EncryptStrict:
 		return stateDone, fmt.Errorf("strict (TDS 8.0) server: client starts with byte 0x%02x, not a TLS ClientHello (0x16)", b[0])
 	case b[0] == byte(tds.TypeLogin7):
 		return c.loginWithoutPrelogin()
@@ -258,7 +258,7 @@ func (c *conn) firstByte() (connState, error) {
 // encryption; with ON, which requires encryption, the server reads the LOGIN7, answers with a
 // login error and closes, so that the client learns why.
 func (c *conn) loginWithoutPrelogin() (connState, error) {
-	if c.srv.Config.setting() == prelogin.EncryptOn {
+	if c.srv.Config.Encryption.preloginSetting() == prelogin.EncryptOn {
 		c.in.SetAllowed(tds.Types(tds.TypeLogin7))
 		c.in.SetMaxMessageSize(maxLogin7Message)
 		if _, _, err := c.in.ReadMessage(); err != nil {
@@ -278,7 +278,7 @@ func (c *conn) loginWithoutPrelogin() (connState, error) {
 	}
 	c.src.r = c.b
 	c.sink.w = c.b
-	c.logf("LOGIN7 without PRELOGIN: no encryption (server setting %v)", c.srv.Config.setting())
+	c.logf("LOGIN7 without PRELOGIN: no encryption (server setting %v)", c.srv.Config.Encryption.preloginSetting())
 	return stateLogin, nil
 }
 
@@ -306,7 +306,7 @@ func (c *conn) prelogin() (connState, error) {
 		}
 		return stateLogin, nil
 	}
-	reply, outcome, closeAfter := prelogin.ServerReply(c.srv.Config.setting(), m.Encryption)
+	reply, outcome, closeAfter := prelogin.ServerReply(c.srv.Config.Encryption.preloginSetting(), m.Encryption)
 	if c.srv.Config.Faults.ReplyNotSup {
 		reply, outcome, closeAfter = prelogin.EncryptNotSup, prelogin.OutcomeNone, false
 	}
@@ -316,7 +316,7 @@ func (c *conn) prelogin() (connState, error) {
 	}
 	if closeAfter {
 		return stateDone, fmt.Errorf("encryption negotiation: client sent %v, server setting %v: replied %v and closing",
-			m.Encryption, c.srv.Config.setting(), reply)
+			m.Encryption, c.srv.Config.Encryption.preloginSetting(), reply)
 	}
 	switch outcome {
 	case prelogin.OutcomeFull:
@@ -360,8 +360,7 @@ func (c *conn) handshake() (connState, error) {
 	case a.isMutation():
 		c.sock.fw.arm(PhaseHandshake, a, 0)
 	}
-	c.b = bridge.New(c.sock, bridge.Options{Role: bridge.RoleServer})
-	c.tc = tls.Server(c.b, c.serverTLSConfig(false))
+	c.b, c.tc = bridge.Server(c.sock, c.srv.serverTLS, false, bridge.Options{})
 	if err := c.tc.Handshake(); err != nil {
 		return stateDone, fmt.Errorf("TLS handshake inside PRELOGIN: %w", err)
 	}
@@ -385,8 +384,7 @@ func (c *conn) strictHandshake() (connState, error) {
 		// Nothing has been written yet: a mutation has no packet to mutate; close instead.
 		return stateDone, &faultError{Phase: PhaseHandshake, Action: ActionClose}
 	}
-	c.b = bridge.New(c.sock, bridge.Options{Role: bridge.RoleServer, Direct: true})
-	c.tc = tls.Server(c.b, c.serverTLSConfig(true))
+	c.b, c.tc = bridge.Server(c.sock, c.srv.strictTLS, true, bridge.Options{Direct: true})
 	if err := c.tc.Handshake(); err != nil {
 		return stateDone, fmt.Errorf("TLS handshake (strict, TDS 8.0): %w", err)
 	}

@@ -63,7 +63,7 @@
 // # Encryption
 //
 // The PRELOGIN ENCRYPTION negotiation follows the table in MS-TDS 2.2.6.5 for a server setting of
-// ON (the default), OFF (Config.EncryptionOff) or NOT_SUP (Config.Encryption). The resulting
+// ON (EncryptOn, the default), OFF (EncryptOff) or NOT_SUP (EncryptNotSup), Config.Encryption. The resulting
 // modes:
 //
 //   - full: the TLS handshake travels inside PRELOGIN packets (TLS 1.2 at most, like SQL Server),
@@ -71,7 +71,7 @@
 //   - login-only: exactly the first packet of LOGIN7 arrives inside TLS, everything else is
 //     plaintext in both directions;
 //   - none: plaintext throughout;
-//   - strict (TDS 8.0, Config.Strict): TLS directly on TCP before any TDS byte, ALPN "tds/8.0",
+//   - strict (TDS 8.0, EncryptStrict): TLS directly on TCP before any TDS byte, ALPN "tds/8.0",
 //     TLS 1.3 allowed. A connection whose first byte is 0x16 (a TLS handshake record) is always
 //     treated as strict unless the server is set to NOT_SUP.
 //

@@ -38,7 +38,7 @@ func Example() {
 // A server with the OFF setting negotiates login-only encryption with a client that sends OFF
 // (go-mssqldb's encrypt=false), and answers nvarchar(max) values of any size.
 func Example_loginOnly() {
-	srv, err := tdstest.NewServer(tdstest.Config{EncryptionOff: true})
+	srv, err := tdstest.NewServer(tdstest.Config{Encryption: tdstest.EncryptOff})
 	if err != nil {
 		log.Fatal(err)
 	}

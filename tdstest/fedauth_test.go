@@ -135,14 +135,14 @@ func FuzzDecodeFedAuth(f *testing.F) {
 // TLS: the configured token logs in, another is refused with error 18456.
 func TestFedAuthGoMSSQLDB(t *testing.T) {
 	const token = "eyJ0eXAiOiJKV1QifQ.tdstest-token"
-	for _, cfg := range []Config{{FedAuthToken: token}, {FedAuthToken: token, Strict: true}} {
+	for _, cfg := range []Config{{FedAuthToken: token}, {FedAuthToken: token, Encryption: EncryptStrict}} {
 		srv, err := NewServer(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = srv.Close() })
 		enc := "true"
-		if cfg.Strict {
+		if cfg.Encryption == EncryptStrict {
 			enc = "strict"
 		}
 		dsn, err := msdsn.Parse(srv.DSN("encrypt="+enc, "certificate="+srv.CAFile(), "connection+timeout=30"))

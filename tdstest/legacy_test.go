@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
@@ -64,7 +63,7 @@ func TestLoginLegacyVersions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, log := startServer(t, Config{Encryption: prelogin.EncryptNotSup})
+			s, log := startServer(t, Config{Encryption: EncryptNotSup})
 			c := dialPlain(t, s)
 			l := goodLogin7()
 			l.version = tc.version
@@ -131,8 +130,8 @@ func TestLoginWithoutPrelogin(t *testing.T) {
 		cfg    Config
 		accept bool
 	}{
-		{"OFF", Config{EncryptionOff: true}, true},
-		{"NOT_SUP", Config{Encryption: prelogin.EncryptNotSup}, true},
+		{"OFF", Config{Encryption: EncryptOff}, true},
+		{"NOT_SUP", Config{Encryption: EncryptNotSup}, true},
 		{"ON", Config{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,7 +183,7 @@ func TestFreeTDSLegacyVersions(t *testing.T) {
 	for _, version := range []string{"7.0", "7.1"} {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			s, log := startServer(t, Config{Encryption: prelogin.EncryptNotSup})
+			s, log := startServer(t, Config{Encryption: EncryptNotSup})
 			conf := filepath.Join(t.TempDir(), "freetds.conf")
 			text := fmt.Sprintf("[tdstest]\n\thost = 127.0.0.1\n\tport = %d\n\ttds version = %s\n\tencryption = off\n", port(t, s), version)
 			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {

@@ -62,16 +62,16 @@ func TestGoMSSQLDB(t *testing.T) {
 		"encrypt=true, large chain":              {Config{Cert: CertLargeChain}, []string{"encrypt=true"}, modeFull, 4096},
 		"encrypt=true, RSA":                      {Config{Cert: CertRSA2048}, []string{"encrypt=true"}, modeFull, 4096},
 		"encrypt=false, server ON (full)":        {Config{}, []string{"encrypt=false"}, modeFull, 4096},
-		"encrypt=false, server OFF (login-only)": {Config{EncryptionOff: true}, []string{"encrypt=false"}, modeLoginOnly, 4096},
-		"encrypt=disable, server NOT_SUP":        {Config{Encryption: 0x02}, []string{"encrypt=disable"}, modeNone, 4096},
-		"encrypt=disable, server OFF":            {Config{EncryptionOff: true}, []string{"encrypt=disable"}, modeNone, 4096},
-		"encrypt=false, server NOT_SUP":          {Config{Encryption: 0x02}, []string{"encrypt=false"}, modeNone, 4096},
-		"packet size 512, no TLS":                {Config{Encryption: 0x02}, []string{"encrypt=disable", "packet size=512"}, modeNone, 512},
-		"encrypt=strict":                         {Config{Strict: true}, []string{"encrypt=strict"}, modeStrict, 4096},
+		"encrypt=false, server OFF (login-only)": {Config{Encryption: EncryptOff}, []string{"encrypt=false"}, modeLoginOnly, 4096},
+		"encrypt=disable, server NOT_SUP":        {Config{Encryption: EncryptNotSup}, []string{"encrypt=disable"}, modeNone, 4096},
+		"encrypt=disable, server OFF":            {Config{Encryption: EncryptOff}, []string{"encrypt=disable"}, modeNone, 4096},
+		"encrypt=false, server NOT_SUP":          {Config{Encryption: EncryptNotSup}, []string{"encrypt=false"}, modeNone, 4096},
+		"packet size 512, no TLS":                {Config{Encryption: EncryptNotSup}, []string{"encrypt=disable", "packet size=512"}, modeNone, 512},
+		"encrypt=strict":                         {Config{Encryption: EncryptStrict}, []string{"encrypt=strict"}, modeStrict, 4096},
 		"encrypt=strict, non-strict server":      {Config{}, []string{"encrypt=strict"}, modeStrict, 4096},
-		"encrypt=strict, 16384":                  {Config{Strict: true}, []string{"encrypt=strict", "packet size=16384"}, modeStrict, 16383},
+		"encrypt=strict, 16384":                  {Config{Encryption: EncryptStrict}, []string{"encrypt=strict", "packet size=16384"}, modeStrict, 16383},
 		"packet size 16384 encrypted":            {Config{}, []string{"encrypt=true", "packet size=16384"}, modeFull, 16383},
-		"packet size 32767 login-only":           {Config{EncryptionOff: true}, []string{"encrypt=false", "packet size=32767"}, modeLoginOnly, 32767},
+		"packet size 32767 login-only":           {Config{Encryption: EncryptOff}, []string{"encrypt=false", "packet size=32767"}, modeLoginOnly, 32767},
 		"record size 1024":                       {Config{RecordSize: 1024}, []string{"encrypt=true"}, modeFull, 4096},
 	}
 	for name, tc := range tests {
@@ -219,10 +219,10 @@ func TestGoMSSQLDBRefused(t *testing.T) {
 		cfg    Config
 		params []string
 	}{
-		"encrypt=true, server NOT_SUP":   {Config{Encryption: 0x02}, []string{"encrypt=true"}},
+		"encrypt=true, server NOT_SUP":   {Config{Encryption: EncryptNotSup}, []string{"encrypt=true"}},
 		"encrypt=disable, server ON":     {Config{}, []string{"encrypt=disable"}},
-		"encrypt=true, strict server":    {Config{Strict: true}, []string{"encrypt=true"}},
-		"encrypt=strict, NOT_SUP server": {Config{Encryption: 0x02}, []string{"encrypt=strict"}},
+		"encrypt=true, strict server":    {Config{Encryption: EncryptStrict}, []string{"encrypt=true"}},
+		"encrypt=strict, NOT_SUP server": {Config{Encryption: EncryptNotSup}, []string{"encrypt=strict"}},
 		"untrusted certificate":          {Config{}, []string{"encrypt=true"}},
 	}
 	for name, tc := range tests {

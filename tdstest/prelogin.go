@@ -1,11 +1,9 @@
 package tdstest
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 
-	"github.com/tdsbridge/tdsbridge/bridge"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
@@ -58,16 +56,4 @@ func (c *conn) readClientPrelogin() (*prelogin.Message, error) {
 		return nil, errors.New("client PRELOGIN has no ENCRYPTION option")
 	}
 	return &m, nil
-}
-
-// serverTLSConfig is the server's TLS configuration: TLS 1.2 at most inside PRELOGIN (as SQL
-// Server), TLS 1.2 or 1.3 with ALPN tds/8.0 for strict; one record per Write of up to 16 KiB.
-func (c *conn) serverTLSConfig(strict bool) *tls.Config {
-	if strict {
-		cfg := c.srv.serverTLS.Clone()
-		cfg.NextProtos = []string{alpnTDS8}
-		cfg.DynamicRecordSizingDisabled = true
-		return cfg
-	}
-	return bridge.PreloginConfig(c.srv.serverTLS, false)
 }

@@ -105,7 +105,7 @@ func (c *rawClient) startTLS(s *Server, cfg *tls.Config) error {
 		cfg = s.TLSConfig()
 	}
 	c.b = bridge.New(c.raw, bridge.Options{Role: bridge.RoleClient})
-	c.tc = tls.Client(c.b, bridge.PreloginConfig(cfg, cfg.MinVersion == tls.VersionTLS13))
+	c.tc = tls.Client(c.b, bridge.TLSConfig(cfg, cfg.MinVersion == tls.VersionTLS13))
 	if err := c.tc.Handshake(); err != nil {
 		return err
 	}

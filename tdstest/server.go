@@ -31,6 +31,7 @@ type Server struct {
 	// Set by Start, read-only afterwards.
 	certs     *certBundle
 	serverTLS *tls.Config // base server configuration (certificate, no version caps)
+	strictTLS *tls.Config // serverTLS with ALPN tds/8.0, for TDS 8.0
 	caDir     string      // temporary directory holding the CA file
 	caFile    string
 	logf      func(format string, args ...any)
@@ -96,6 +97,8 @@ func (s *Server) Start() error {
 	}
 	s.certs, s.caDir, s.caFile = certs, dir, caFile
 	s.serverTLS = &tls.Config{Certificates: []tls.Certificate{certs.cert}, MinVersion: tls.VersionTLS12}
+	s.strictTLS = s.serverTLS.Clone()
+	s.strictTLS.NextProtos = []string{alpnTDS8}
 	s.logf = s.Config.Logf
 	if s.logf == nil {
 		s.logf = func(string, ...any) {}

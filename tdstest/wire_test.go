@@ -352,7 +352,7 @@ func TestLoginFailed(t *testing.T) {
 }
 
 func TestLoginOnlyRaw(t *testing.T) {
-	s, log := startServer(t, Config{EncryptionOff: true})
+	s, log := startServer(t, Config{Encryption: EncryptOff})
 	c := dialRaw(t, s)
 	reply, err := c.prelogin(prelogin.EncryptOff)
 	if err != nil || reply != prelogin.EncryptOff || c.outcome != prelogin.OutcomeLoginOnly {
@@ -525,7 +525,7 @@ func (w *loginOnlyWriter) Write(p []byte) (int, error) {
 // TestLoginOnlyMultiPacketLogin7: a LOGIN7 of three packets, the first inside TLS and the next two
 // in plaintext right behind it, with login-only encryption.
 func TestLoginOnlyMultiPacketLogin7(t *testing.T) {
-	s, log := startServer(t, Config{EncryptionOff: true})
+	s, log := startServer(t, Config{Encryption: EncryptOff})
 	c := dialRaw(t, s)
 	if _, err := c.prelogin(prelogin.EncryptOff); err != nil {
 		t.Fatal(err)

@@ -34,10 +34,10 @@ var workloadModes = func() []workloadMode {
 			kind = "bridged"
 		}
 		out = append(out,
-			workloadMode{kind + " disable", Config{Encryption: 0x02}, "disable", bridged, modeNone},
-			workloadMode{kind + " false (login-only)", Config{EncryptionOff: true}, "false", bridged, modeLoginOnly},
+			workloadMode{kind + " disable", Config{Encryption: EncryptNotSup}, "disable", bridged, modeNone},
+			workloadMode{kind + " false (login-only)", Config{Encryption: EncryptOff}, "false", bridged, modeLoginOnly},
 			workloadMode{kind + " true", Config{}, "true", bridged, modeFull},
-			workloadMode{kind + " strict", Config{Strict: true}, "strict", bridged, modeStrict},
+			workloadMode{kind + " strict", Config{Encryption: EncryptStrict}, "strict", bridged, modeStrict},
 		)
 	}
 	return out

@@ -15,7 +15,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
@@ -32,13 +31,13 @@ func main() {
 	cfg := tdstest.Config{Addr: *addr, User: *user, Password: *password, RecordSize: *recordSize}
 	switch *encrypt {
 	case "on":
-		cfg.Encryption = prelogin.EncryptOn
+		cfg.Encryption = tdstest.EncryptOn
 	case "off":
-		cfg.EncryptionOff = true
+		cfg.Encryption = tdstest.EncryptOff
 	case "notsup":
-		cfg.Encryption = prelogin.EncryptNotSup
+		cfg.Encryption = tdstest.EncryptNotSup
 	case "strict":
-		cfg.Strict = true
+		cfg.Encryption = tdstest.EncryptStrict
 	default:
 		log.Fatalf("tdstest-server: -encrypt %q: want on, off, notsup or strict", *encrypt)
 	}
