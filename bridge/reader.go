@@ -5,9 +5,10 @@ import (
 	"errors"
 )
 
-// DefaultChunk is the most a Reader returns from one Read when NewReader
-// is given a chunk of 0.
-const DefaultChunk = 16 << 10
+// DefaultMaxRead is the most a Reader returns from one Read when NewReader
+// is given a maxRead of 0. (It bounds one Read of the Reader; the bridge's
+// own buffer is Options.ReadAheadSize.)
+const DefaultMaxRead = 16 << 10
 
 // Empty-record thresholds: the largest record length field (L) an empty
 // application-data record can have (docs/protocol.md, section
@@ -50,7 +51,7 @@ const (
 // If a read fails in the middle of a batch (a bad record MAC, close_notify
 // in TLS 1.3), the batch is returned with a nil error and the error on the
 // next call. A Read never returns more than len(p) and never more than the
-// chunk.
+// maxRead.
 //
 // TLS 1.3 caveat: every encrypted TLS 1.3 record has the outer type 0x17,
 // so post-handshake messages (NewSessionTicket, KeyUpdate) and alerts
@@ -65,9 +66,9 @@ const (
 // concurrently. It does not own p beyond the call. Outside passthrough
 // mode (handshake, plaintext) it behaves as the tls.Conn's own Read.
 type Reader struct {
-	tc    *tls.Conn
-	b     *Conn
-	chunk int
+	tc      *tls.Conn
+	b       *Conn
+	maxRead int
 
 	minLen int32 // empty-record threshold; 0 until known
 	err    error // error from the middle of a batch, returned by the next call
@@ -80,26 +81,26 @@ type Reader struct {
 }
 
 // NewReader returns a coalescing Reader over tc, which must be a tls.Conn
-// whose underlying conn is b. chunk bounds what one Read returns; 0 or
-// less means DefaultChunk.
-func NewReader(tc *tls.Conn, b *Conn, chunk int) *Reader {
-	if chunk <= 0 {
-		chunk = DefaultChunk
+// whose underlying conn is b. maxRead bounds what one Read returns; 0 or
+// less means DefaultMaxRead.
+func NewReader(tc *tls.Conn, b *Conn, maxRead int) *Reader {
+	if maxRead <= 0 {
+		maxRead = DefaultMaxRead
 	}
-	return &Reader{tc: tc, b: b, chunk: chunk}
+	return &Reader{tc: tc, b: b, maxRead: maxRead}
 }
 
 // Read reads at least one byte unless it fails: one Read of the tls.Conn
 // that may block, then as many more as the bridge can serve without
-// blocking (see Reader). It returns at most min(len(p), chunk) bytes.
+// blocking (see Reader). It returns at most min(len(p), maxRead) bytes.
 func (r *Reader) Read(p []byte) (int, error) {
 	if r.err != nil {
 		err := r.err
 		r.err = nil
 		return 0, err
 	}
-	if len(p) > r.chunk {
-		p = p[:r.chunk]
+	if len(p) > r.maxRead {
+		p = p[:r.maxRead]
 	}
 	if r.minLen == 0 {
 		if cs := r.tc.ConnectionState(); cs.HandshakeComplete {
