@@ -42,16 +42,8 @@ func (c *conn) rpc(payload []byte) error {
 		stmts, perr = parseStatements(text, c.sessionInfo(), vars)
 	}
 	if perr == nil {
-		ra, err := c.fault(PhaseResult)
-		if err != nil {
-			// Close, reset or stall after the first packet of the response.
-			c.sink.arm(PhaseResult, ra, 1)
-		}
-		switch {
-		case ra == ActionError:
-			return c.refuse("tdstest: fault injected in the result")
-		case ra.isMutation():
-			c.sink.arm(PhaseResult, ra, 1)
+		if refused, err := c.resultFault(); refused {
+			return err
 		}
 	}
 	c.out.BeginMessage(tds.TypeTabularResult, 0)

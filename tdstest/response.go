@@ -28,6 +28,20 @@ func (c *conn) takeResetAck(b []byte) []byte {
 	return append(b, tokenEnvChange, 3, 0, envResetConnAck, 0, 0)
 }
 
+// resultFault applies the fault configured for PhaseResult to the response about to be written:
+// an error fault refuses the request (refused is true; err is what refuse returned), a close,
+// reset, stall or mutation is armed to strike after the first packet of the response.
+func (c *conn) resultFault() (refused bool, err error) {
+	ra, ferr := c.fault(PhaseResult)
+	switch {
+	case ferr != nil, ra.isMutation():
+		c.sink.arm(PhaseResult, ra, 1)
+	case ra == ActionError:
+		return true, c.refuse("tdstest: fault injected in the result")
+	}
+	return false, nil
+}
+
 // DONE CurCmd values.
 const (
 	curCmdSelect = 0xC1
@@ -50,16 +64,8 @@ func (c *conn) batch(text string) error {
 	}
 	stmts, perr := parseBatch(text, c.sessionInfo())
 	if perr == nil {
-		ra, err := c.fault(PhaseResult)
-		if err != nil {
-			// Close, reset or stall after the first packet of the response.
-			c.sink.arm(PhaseResult, ra, 1)
-		}
-		switch {
-		case ra == ActionError:
-			return c.refuse("tdstest: fault injected in the result")
-		case ra.isMutation():
-			c.sink.arm(PhaseResult, ra, 1)
+		if refused, err := c.resultFault(); refused {
+			return err
 		}
 	}
 	c.out.BeginMessage(tds.TypeTabularResult, 0)
