@@ -58,11 +58,7 @@ func NewDialerConfig(cfg msdsn.Config, opts ...Option) (*Dialer, error) {
 }
 
 func newDialer(cfg msdsn.Config, files dsnFiles, opts []Option) (*Dialer, error) {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	s, err := newSettings(cfg, files, o)
+	s, err := newSettings(cfg, files, collectOptions(opts))
 	if err != nil {
 		return nil, err
 	}

@@ -84,11 +84,7 @@ func NewConnectorConfig(cfg msdsn.Config, opts ...Option) (*mssql.Connector, err
 }
 
 func newConnector(cfg msdsn.Config, files dsnFiles, opts []Option) (*mssql.Connector, error) {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	s, err := newSettings(cfg, files, o)
+	s, err := newSettings(cfg, files, collectOptions(opts))
 	if err != nil {
 		return nil, err
 	}

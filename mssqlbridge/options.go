@@ -14,6 +14,15 @@ type options struct {
 	dialer    mssql.Dialer
 }
 
+// collectOptions applies opts, in order, to a zero options value.
+func collectOptions(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
 // WithTLSConfig makes connections use a clone of cfg in place of the TLS settings derived from
 // the DSN (TrustServerCertificate, hostNameInCertificate, certificate, serverCertificate,
 // tlsmin); the DSN's certificate files are then not even read. The DSN still decides whether
