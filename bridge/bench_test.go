@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"testing"
+
+	"github.com/tdsbridge/tdsbridge/internal/cputime"
 )
 
 // benchOpBytes is what one benchmark operation reads.
@@ -90,7 +92,7 @@ func benchRead(b *testing.B, tls13 bool, recSize int, pat string, impl string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	reads0 := cc.reads
-	cpu0, cpuOK := processCPU()
+	cpu0, cpuErr := cputime.Process()
 	var got int64
 	switch pat {
 	case "read64k":
@@ -119,8 +121,8 @@ func benchRead(b *testing.B, tls13 bool, recSize int, pat string, impl string) {
 	b.ReportMetric(float64(cc.reads-reads0)/mb, "sysreads/MB")
 	// Process CPU counts client and server together; the server does the
 	// same work in both variants, so differences are the client's.
-	if cpu1, ok := processCPU(); ok && cpuOK {
-		b.ReportMetric(float64(cpu1-cpu0)/1e6/mb, "cpu-ms/MB")
+	if cpu1, err := cputime.Process(); err == nil && cpuErr == nil {
+		b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/1e6/mb, "cpu-ms/MB")
 	}
 	if err := <-done; err != nil {
 		b.Fatal(err)

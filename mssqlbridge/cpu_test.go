@@ -16,11 +16,12 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
+	"github.com/tdsbridge/tdsbridge/internal/cputime"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
 // Client CPU per MiB, bridged versus go-mssqldb's own transport, with the server in another
-// process (so that this process's CPU time, cpu_unix_test.go and cpu_windows_test.go, counts
+// process (so that this process's CPU time, internal/cputime, counts
 // the client only):
 //
 //	go test -run '^$' -bench ClientCPU -benchtime=40x ./mssqlbridge/
@@ -99,7 +100,7 @@ func BenchmarkClientCPU(b *testing.B) {
 					if err := db.QueryRowContext(ctx, q).Scan(&v); err != nil || len(v) != 1<<20 {
 						b.Fatalf("warm-up: %d bytes, %v", len(v), err)
 					}
-					before, err := cpuTime()
+					before, err := cputime.Process()
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -109,7 +110,7 @@ func BenchmarkClientCPU(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
-					after, err := cpuTime()
+					after, err := cputime.Process()
 					if err != nil {
 						b.Fatal(err)
 					}
