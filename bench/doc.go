@@ -20,6 +20,8 @@
 // Output: a table on stdout, a progress line on stderr, and optionally -json FILE (every sample)
 // and -plot FILE.svg (grouped bars by cell and arm: client CPU per MiB of the value cells, per
 // operation of the workload cells relative to native TLS, per MB of the transport cells).
+// Package internal/report holds the result types and draws all three; internal/stats holds the
+// statistics.
 //
 // Modes:
 //

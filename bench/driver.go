@@ -10,6 +10,7 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
+	"github.com/tdsbridge/tdsbridge/internal/report"
 	"github.com/tdsbridge/tdsbridge/mssqlbridge"
 )
 
@@ -114,10 +115,10 @@ func (bc *benchConn) queryValue(ctx context.Context, query string, v *sql.RawByt
 }
 
 // queryArm returns a sample function that runs the value query on bc for d.
-func queryArm(bc *benchConn, value string, size int) func(context.Context, time.Duration) (sample, error) {
+func queryArm(bc *benchConn, value string, size int) func(context.Context, time.Duration) (report.Sample, error) {
 	q, want := valueQuery(value, size)
 	var v sql.RawBytes
-	return func(ctx context.Context, d time.Duration) (sample, error) {
+	return func(ctx context.Context, d time.Duration) (report.Sample, error) {
 		sctx, cancel := context.WithTimeout(ctx, d+sampleGrace)
 		defer cancel()
 		return measureFor(sctx, d, 1, func() (int64, error) { return bc.queryValue(sctx, q, &v, want, int64(size)) })
@@ -132,15 +133,14 @@ type driverArmSpec struct {
 }
 
 var (
-	specNativeTLS     = driverArmSpec{armNativeTLS, nativeConnector, "true"}
-	specBridgedTLS    = driverArmSpec{armBridgedTLS, bridgedConnector, "true"}
-	specNativePlain   = driverArmSpec{armNativePlain, nativeConnector, "disable"}
-	specBridgedPlain  = driverArmSpec{armBridgedPlain, bridgedConnector, "disable"}
+	specNativeTLS     = driverArmSpec{report.ArmNativeTLS, nativeConnector, "true"}
+	specBridgedTLS    = driverArmSpec{report.ArmBridgedTLS, bridgedConnector, "true"}
+	specNativePlain   = driverArmSpec{report.ArmNativePlain, nativeConnector, "disable"}
+	specBridgedPlain  = driverArmSpec{report.ArmBridgedPlain, bridgedConnector, "disable"}
 	driverArmSpecs    = []driverArmSpec{specNativeTLS, specBridgedTLS, specNativePlain, specBridgedPlain}
 	sweepArmSpecs     = []driverArmSpec{specNativeTLS, specBridgedTLS}
-	driverRatioPairs  = [][2]string{{armBridgedTLS, armNativeTLS}, {armBridgedPlain, armNativePlain}}
 	trustLocalServer  = map[string]string{"trustservercertificate": "true"}
-	plainArmsOptional = map[string]bool{armNativePlain: true, armBridgedPlain: true}
+	plainArmsOptional = map[string]bool{report.ArmNativePlain: true, report.ArmBridgedPlain: true}
 )
 
 // driverTarget is a server the driver arms connect to.

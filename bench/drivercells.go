@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tdsbridge/tdsbridge/internal/report"
 )
 
 // driverCells sets up the driver comparison: the tdstest child (or the -dsn server), one pinned
@@ -56,7 +58,7 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 	left := map[string]bool{} // arms left out, noted once
 	for _, value := range []string{valueNVarchar, valueVarbinary} {
 		for _, ps := range driverPacketSizes {
-			res := &cellResult{Group: groupDriver, Name: fmt.Sprintf("%s/%d", value, ps), Value: value, PacketSize: ps}
+			res := &report.Cell{Group: report.GroupDriver, Name: fmt.Sprintf("%s/%d", value, ps), Value: value, PacketSize: ps}
 			var arms []armRunner
 			for _, spec := range driverArmSpecs {
 				bc, err := pool.get(ctx, base, spec, ps)
@@ -72,7 +74,7 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 				}
 				arms = append(arms, armRunner{spec.name, queryArm(bc, value, cfg.size)})
 			}
-			cells = append(cells, newCell(res, arms, driverRatioPairs))
+			cells = append(cells, newCell(res, arms, report.DriverRatioPairs))
 		}
 	}
 	wcells, err := workloadCells(ctx, cfg, pool, base, prog)
@@ -81,9 +83,9 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 	}
 	cells = append(cells, wcells...)
 	for _, t := range sweep {
-		res := &cellResult{
-			Group:      groupDriver,
-			Name:       fmt.Sprintf("%s/%d, %s records", valueVarbinary, sweepPacketSize, sizeLabel(t.recordSize)),
+		res := &report.Cell{
+			Group:      report.GroupDriver,
+			Name:       fmt.Sprintf("%s/%d, %s records", valueVarbinary, sweepPacketSize, report.SizeLabel(t.recordSize)),
 			Value:      valueVarbinary,
 			PacketSize: sweepPacketSize,
 			RecordSize: t.recordSize,
@@ -96,7 +98,7 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 			}
 			arms = append(arms, armRunner{spec.name, queryArm(bc, valueVarbinary, cfg.size)})
 		}
-		cells = append(cells, newCell(res, arms, driverRatioPairs))
+		cells = append(cells, newCell(res, arms, report.DriverRatioPairs))
 	}
 	return cells, base, server, closeAll, nil
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"regexp"
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/internal/report"
 )
 
 // Modes of the measuring run (-mode).
@@ -146,7 +148,7 @@ func (c *config) check() error {
 // wantIdle says whether the run measures the idle heap figure (driver mode, -idle-rounds > 0,
 // and -cells, if given, matching its name).
 func (c *config) wantIdle() bool {
-	return c.wantDriver() && c.idleR > 0 && (c.cells == nil || c.cells.MatchString(groupIdle+" "+idleCellName))
+	return c.wantDriver() && c.idleR > 0 && (c.cells == nil || c.cells.MatchString(report.GroupIdle+" "+idleCellName))
 }
 
 // wantDriver and wantTransport say which parts of the run the mode selects.

@@ -7,6 +7,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/internal/report"
 )
 
 // floorCells returns the floor: the client CPU per MB of AES-128-GCM open alone, in process, for
@@ -19,18 +21,18 @@ func floorCells(ts *transportSetup) ([]*cellRunner, error) {
 		if err != nil {
 			return nil, err
 		}
-		res := &cellResult{Group: groupFloor, Name: fmt.Sprintf("AES-128-GCM open, %s records", sizeLabel(rs)), RecordSize: rs}
-		cells = append(cells, newCell(res, []armRunner{{armFloorAESGCM, arm}}, nil))
+		res := &report.Cell{Group: report.GroupFloor, Name: fmt.Sprintf("AES-128-GCM open, %s records", report.SizeLabel(rs)), RecordSize: rs}
+		cells = append(cells, newCell(res, []armRunner{{report.ArmFloorAESGCM, arm}}, nil))
 	}
-	res := &cellResult{Group: groupFloor, Name: "loopback TCP read, " + pattern64K, Pattern: pattern64K}
-	cells = append(cells, newCell(res, []armRunner{{armFloorTCP, ts.tcpReadArm}}, nil))
+	res := &report.Cell{Group: report.GroupFloor, Name: "loopback TCP read, " + pattern64K, Pattern: pattern64K}
+	cells = append(cells, newCell(res, []armRunner{{report.ArmFloorTCP, ts.tcpReadArm}}, nil))
 	return cells, nil
 }
 
 // aesGCMArm returns a sample function that opens (decrypts and authenticates) one sealed record
 // of recordSize plaintext bytes over and over, as a TLS 1.2 AES-128-GCM reader does per record
 // (13 bytes of additional data, 8-byte explicit nonce part).
-func aesGCMArm(recordSize int) (func(context.Context, time.Duration) (sample, error), error) {
+func aesGCMArm(recordSize int) (func(context.Context, time.Duration) (report.Sample, error), error) {
 	key := make([]byte, 16)
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("bench: aes key: %w", err)
@@ -47,7 +49,7 @@ func aesGCMArm(recordSize int) (func(context.Context, time.Duration) (sample, er
 	aad := make([]byte, 13)
 	sealed := aead.Seal(nil, nonce, make([]byte, recordSize), aad)
 	out := make([]byte, 0, recordSize)
-	return func(ctx context.Context, d time.Duration) (sample, error) {
+	return func(ctx context.Context, d time.Duration) (report.Sample, error) {
 		return measureFor(ctx, d, 64, func() (int64, error) {
 			pt, err := aead.Open(out[:0], nonce, sealed, aad)
 			if err != nil {
@@ -60,16 +62,16 @@ func aesGCMArm(recordSize int) (func(context.Context, time.Duration) (sample, er
 
 // tcpReadArm connects to the stream child's plain TCP listener (not measured) and reads 64 KiB
 // at a time for d (measured).
-func (ts *transportSetup) tcpReadArm(ctx context.Context, d time.Duration) (sample, error) {
+func (ts *transportSetup) tcpReadArm(ctx context.Context, d time.Duration) (report.Sample, error) {
 	dctx, cancel := context.WithTimeout(ctx, sampleGrace)
 	defer cancel()
 	c, err := dialLoopback(dctx, ts.tcpAddr)
 	if err != nil {
-		return sample{}, err
+		return report.Sample{}, err
 	}
 	defer c.Close()
 	if err := c.SetReadDeadline(time.Now().Add(d + sampleGrace)); err != nil {
-		return sample{}, fmt.Errorf("set read deadline: %w", err)
+		return report.Sample{}, fmt.Errorf("set read deadline: %w", err)
 	}
 	buf := make([]byte, 64<<10)
 	return measureFor(ctx, d, 16, func() (int64, error) {

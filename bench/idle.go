@@ -7,32 +7,24 @@ import (
 	"runtime"
 	"strconv"
 
+	"github.com/tdsbridge/tdsbridge/internal/report"
 	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
 // idleCellName names the idle heap figure for -cells ("idle heap per connection").
 const idleCellName = "heap per connection"
 
-// idleResult is the idle heap figure of one driver arm: KiB of Go heap per pooled connection
-// left idle after one query of the value size, one figure per round, and their summary.
-type idleResult struct {
-	Arm     string        `json:"arm"`
-	Conns   int           `json:"conns"`
-	KiB     []float64     `json:"kib_per_conn"` // by round
-	Summary stats.Summary `json:"summary"`
-}
-
 // measureIdle measures, for each driver arm the -arms pattern keeps, the Go heap that cfg.idleN
 // pooled connections hold while idle (see idleHeap), cfg.idleR rounds, the arms in turn (order
 // reversed on odd rounds, as the cells run). Plaintext arms that a -dsn server refuses are left
 // out with a note.
-func measureIdle(ctx context.Context, cfg *config, t driverTarget, prog *progress) ([]*idleResult, error) {
+func measureIdle(ctx context.Context, cfg *config, t driverTarget, prog *progress) ([]*report.Idle, error) {
 	var specs []driverArmSpec
-	var out []*idleResult
+	var out []*report.Idle
 	for _, s := range driverArmSpecs {
 		if cfg.arms == nil || cfg.arms.MatchString(s.name) {
 			specs = append(specs, s)
-			out = append(out, &idleResult{Arm: s.name, Conns: cfg.idleN})
+			out = append(out, &report.Idle{Arm: s.name, Conns: cfg.idleN})
 		}
 	}
 	skip := make([]bool, len(specs))
@@ -58,7 +50,7 @@ func measureIdle(ctx context.Context, cfg *config, t driverTarget, prog *progres
 			out[i].KiB = append(out[i].KiB, kib)
 		}
 	}
-	var kept []*idleResult
+	var kept []*report.Idle
 	for _, res := range out {
 		res.Summary = stats.Summarize(res.KiB)
 		if res.Summary.N > 0 {

@@ -12,6 +12,8 @@ import (
 	"runtime/pprof"
 	"syscall"
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/internal/report"
 )
 
 func main() {
@@ -50,12 +52,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "bench: the run stopped early; the figures below are from the samples taken before")
 	}
-	if err := writeTable(stdout, rep); err != nil {
+	if err := report.WriteTable(stdout, rep); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	if cfg.jsonPath != "" {
-		if err := writeFile(cfg.jsonPath, rep, writeJSON); err != nil {
+		if err := writeFile(cfg.jsonPath, rep, report.WriteJSON); err != nil {
 			fmt.Fprintln(stderr, err)
 			code = 1
 		}
@@ -73,9 +75,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // connections), measures them in rounds and returns the report. Everything it started is
 // stopped before it returns. If measuring fails or is interrupted, it returns the report of the
 // samples taken so far along with the error; a setup failure returns no report.
-func runBench(ctx context.Context, cfg *config, prog *progress) (rep *report, err error) {
+func runBench(ctx context.Context, cfg *config, prog *progress) (rep *report.Report, err error) {
 	start := time.Now()
-	rep = &report{
+	rep = &report.Report{
 		Date:          start.UTC().Format("2006-01-02 15:04 MST"),
 		CPUModel:      cpuModel(),
 		NumCPU:        runtime.NumCPU(),

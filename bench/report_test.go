@@ -1,17 +1,19 @@
 package main
 
 import (
+	"strings"
 	"time"
 
+	"github.com/tdsbridge/tdsbridge/internal/report"
 	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
 // fakeArm makes an arm whose round i moved 10 MiB in 10 ops over 50 ms of wall time with
 // cpuPerMiB[i] ms of CPU per MiB.
-func fakeArm(name string, cpuPerMiB ...float64) *armResult {
-	a := &armResult{Name: name}
+func fakeArm(name string, cpuPerMiB ...float64) *report.Arm {
+	a := &report.Arm{Name: name}
 	for i, c := range cpuPerMiB {
-		a.Samples = append(a.Samples, sample{
+		a.Samples = append(a.Samples, report.Sample{
 			Round: i + 1,
 			Ops:   10,
 			Bytes: 10 << 20,
@@ -31,56 +33,56 @@ func fakeArm(name string, cpuPerMiB ...float64) *armResult {
 //     every round (2.6 against 2.5, p=0.031) and equal plain arms;
 //   - a transport cell; floor cells (AES at 1 and 4 KiB, one with a name to escape, and TCP);
 //   - idle heap figures: native TLS 112, 110, 114 KiB, bridged TLS 100, 98, 99.
-func fakeReport() *report {
-	r := &report{
+func fakeReport() *report.Report {
+	r := &report.Report{
 		Date: "2026-11-30 07:00 UTC", CPUModel: "Test CPU", NumCPU: 2, GOMAXPROCS: 2,
 		GoVersion: "go1.26.8", DriverVersion: "v1.11.2", Mode: modeAll,
 		Server: "tdstest", Rounds: 5, Budget: "1m40s", Elapsed: "1m50s", ValueBytes: 1 << 20,
 	}
 	pairs := map[string][][2]string{
-		groupDriver:    driverRatioPairs,
-		groupTransport: {{armBridge, armTLSConn}},
+		report.GroupDriver:    report.DriverRatioPairs,
+		report.GroupTransport: {{report.ArmBridge, report.ArmTLSConn}},
 	}
-	cells := []*cellResult{
-		{Group: groupDriver, Name: "varbinary/4096", Value: valueVarbinary, PacketSize: 4096, Arms: []*armResult{
-			fakeArm(armNativeTLS, 3.0, 3.2, 3.1, 3.3, 2.9),
-			fakeArm(armBridgedTLS, 2.6, 2.7, 2.8, 2.7, 2.6),
-			fakeArm(armNativePlain, 2.9, 2.9, 2.8, 3.0, 2.9),
-			fakeArm(armBridgedPlain, 2.7, 2.7, 2.7, 2.7, 2.7),
+	cells := []*report.Cell{
+		{Group: report.GroupDriver, Name: "varbinary/4096", Value: valueVarbinary, PacketSize: 4096, Arms: []*report.Arm{
+			fakeArm(report.ArmNativeTLS, 3.0, 3.2, 3.1, 3.3, 2.9),
+			fakeArm(report.ArmBridgedTLS, 2.6, 2.7, 2.8, 2.7, 2.6),
+			fakeArm(report.ArmNativePlain, 2.9, 2.9, 2.8, 3.0, 2.9),
+			fakeArm(report.ArmBridgedPlain, 2.7, 2.7, 2.7, 2.7, 2.7),
 		}},
-		{Group: groupDriver, Name: "round trip SELECT @p1, @p2", PacketSize: 4096, Workload: stmtParams, RoundTrip: true,
-			Unit: "query", PerOp: 1, BytesPerOp: 1 << 20, Counted: "TDS bytes sent+received", Arms: []*armResult{
-				fakeArm(armNativeTLS, 1, 1, 1, 1, 1),
-				fakeArm(armBridgedTLS, 1, 1, 1, 1, 1),
-				fakeArm(armNativePlain, 1, 1, 1, 1, 1),
-				fakeArm(armBridgedPlain, 1, 1, 1, 1, 1),
+		{Group: report.GroupDriver, Name: "round trip SELECT @p1, @p2", PacketSize: 4096, Workload: stmtParams, RoundTrip: true,
+			Unit: "query", PerOp: 1, BytesPerOp: 1 << 20, Counted: "TDS bytes sent+received", Arms: []*report.Arm{
+				fakeArm(report.ArmNativeTLS, 1, 1, 1, 1, 1),
+				fakeArm(report.ArmBridgedTLS, 1, 1, 1, 1, 1),
+				fakeArm(report.ArmNativePlain, 1, 1, 1, 1, 1),
+				fakeArm(report.ArmBridgedPlain, 1, 1, 1, 1, 1),
 			}},
-		{Group: groupDriver, Name: "narrow rows x100000", PacketSize: 4096, Workload: stmtNarrow,
-			Unit: "row", PerOp: 100000, BytesPerOp: 1 << 20, Counted: "TDS bytes received", Arms: []*armResult{
-				fakeArm(armNativeTLS, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5),
-				fakeArm(armBridgedTLS, 2.6, 2.6, 2.6, 2.6, 2.6, 2.6),
-				fakeArm(armNativePlain, 2, 2, 2, 2, 2, 2),
-				fakeArm(armBridgedPlain, 2, 2, 2, 2, 2, 2),
+		{Group: report.GroupDriver, Name: "narrow rows x100000", PacketSize: 4096, Workload: stmtNarrow,
+			Unit: "row", PerOp: 100000, BytesPerOp: 1 << 20, Counted: "TDS bytes received", Arms: []*report.Arm{
+				fakeArm(report.ArmNativeTLS, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5),
+				fakeArm(report.ArmBridgedTLS, 2.6, 2.6, 2.6, 2.6, 2.6, 2.6),
+				fakeArm(report.ArmNativePlain, 2, 2, 2, 2, 2, 2),
+				fakeArm(report.ArmBridgedPlain, 2, 2, 2, 2, 2, 2),
 			}},
-		{Group: groupDriver, Name: "varbinary/4096, 1 KiB records", Value: valueVarbinary, PacketSize: 4096, RecordSize: 1024, Arms: []*armResult{
-			fakeArm(armNativeTLS, 4, 4, 4, 4, 4),
-			fakeArm(armBridgedTLS, 3, 3, 3, 3, 3),
+		{Group: report.GroupDriver, Name: "varbinary/4096, 1 KiB records", Value: valueVarbinary, PacketSize: 4096, RecordSize: 1024, Arms: []*report.Arm{
+			fakeArm(report.ArmNativeTLS, 4, 4, 4, 4, 4),
+			fakeArm(report.ArmBridgedTLS, 3, 3, 3, 3, 3),
 		}},
-		{Group: groupTransport, Name: "1 KiB records, 64 KiB reads", RecordSize: 1024, Pattern: pattern64K, Arms: []*armResult{
-			fakeArm(armTLSConn, 1.5, 1.5, 1.5, 1.5, 1.5),
-			fakeArm(armBridge, 0.9, 0.9, 0.9, 0.9, 0.9),
+		{Group: report.GroupTransport, Name: "1 KiB records, 64 KiB reads", RecordSize: 1024, Pattern: pattern64K, Arms: []*report.Arm{
+			fakeArm(report.ArmTLSConn, 1.5, 1.5, 1.5, 1.5, 1.5),
+			fakeArm(report.ArmBridge, 0.9, 0.9, 0.9, 0.9, 0.9),
 		}},
-		{Group: groupFloor, Name: "AES <GCM> & co", RecordSize: 1024, Arms: []*armResult{fakeArm(armFloorAESGCM, 0.2, 0.2, 0.2, 0.2, 0.2)}},
-		{Group: groupFloor, Name: "AES 4 KiB", RecordSize: 4096, Arms: []*armResult{fakeArm(armFloorAESGCM, 0.25, 0.25, 0.25, 0.25, 0.25)}},
-		{Group: groupFloor, Name: "TCP", Arms: []*armResult{fakeArm(armFloorTCP, 0.3, 0.3, 0.3, 0.3, 0.3)}},
+		{Group: report.GroupFloor, Name: "AES <GCM> & co", RecordSize: 1024, Arms: []*report.Arm{fakeArm(report.ArmFloorAESGCM, 0.2, 0.2, 0.2, 0.2, 0.2)}},
+		{Group: report.GroupFloor, Name: "AES 4 KiB", RecordSize: 4096, Arms: []*report.Arm{fakeArm(report.ArmFloorAESGCM, 0.25, 0.25, 0.25, 0.25, 0.25)}},
+		{Group: report.GroupFloor, Name: "TCP", Arms: []*report.Arm{fakeArm(report.ArmFloorTCP, 0.3, 0.3, 0.3, 0.3, 0.3)}},
 	}
 	for _, c := range cells {
-		c.finish(pairs[c.Group])
+		c.Finish(pairs[c.Group])
 	}
 	r.Cells = cells
-	r.Idle = []*idleResult{
-		{Arm: armNativeTLS, Conns: 200, KiB: []float64{112, 110, 114}},
-		{Arm: armBridgedTLS, Conns: 200, KiB: []float64{100, 98, 99}},
+	r.Idle = []*report.Idle{
+		{Arm: report.ArmNativeTLS, Conns: 200, KiB: []float64{112, 110, 114}},
+		{Arm: report.ArmBridgedTLS, Conns: 200, KiB: []float64{100, 98, 99}},
 	}
 	for _, res := range r.Idle {
 		res.Summary = stats.Summarize(res.KiB)
@@ -89,4 +91,18 @@ func fakeReport() *report {
 	r.Worse = worseCells(r)
 	r.RatiosChecked = ratiosChecked(r)
 	return r
+}
+
+// lineWith returns the first line of s that contains every one of subs, or "".
+func lineWith(s string, subs ...string) string {
+next:
+	for _, l := range strings.Split(s, "\n") {
+		for _, sub := range subs {
+			if !strings.Contains(l, sub) {
+				continue next
+			}
+		}
+		return l
+	}
+	return ""
 }

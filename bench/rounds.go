@@ -5,28 +5,30 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/internal/report"
 )
 
 // armRunner measures one arm of a cell: sample runs the arm's workload for about d and returns
 // the measurement.
 type armRunner struct {
 	name   string
-	sample func(ctx context.Context, d time.Duration) (sample, error)
+	sample func(ctx context.Context, d time.Duration) (report.Sample, error)
 }
 
 // cellRunner is one cell to measure: its result (filled in as rounds go), its arms in the
 // result's arm order, and the ratios to compute at the end.
 type cellRunner struct {
-	result *cellResult
+	result *report.Cell
 	arms   []armRunner
 	pairs  [][2]string // (candidate, baseline) arm names
 	rounds int         // the cell takes part in rounds 1..rounds only; 0: in every round
 }
 
-// newCell makes a cellRunner whose result has one empty armResult per arm.
-func newCell(result *cellResult, arms []armRunner, pairs [][2]string) *cellRunner {
+// newCell makes a cellRunner whose result has one empty report.Arm per arm.
+func newCell(result *report.Cell, arms []armRunner, pairs [][2]string) *cellRunner {
 	for _, a := range arms {
-		result.Arms = append(result.Arms, &armResult{Name: a.name})
+		result.Arms = append(result.Arms, &report.Arm{Name: a.name})
 	}
 	return &cellRunner{result: result, arms: arms, pairs: pairs}
 }
@@ -69,7 +71,7 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 	defer prog.end()
 	defer func() {
 		for _, c := range cells {
-			c.result.finish(c.pairs)
+			c.result.Finish(c.pairs)
 		}
 	}()
 	prog.begin(total)
@@ -146,7 +148,7 @@ func filterCells(cells []*cellRunner, cellsRe, armsRe *regexp.Regexp) []*cellRun
 		}
 		if armsRe != nil {
 			var arms []armRunner
-			var results []*armResult
+			var results []*report.Arm
 			for i, a := range c.arms {
 				if armsRe.MatchString(a.name) {
 					arms = append(arms, a)

@@ -8,21 +8,23 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/internal/report"
 )
 
 func TestRunRoundsInterleaves(t *testing.T) {
 	var order []string
 	arm := func(name string, cpuMs float64) armRunner {
-		return armRunner{name, func(_ context.Context, d time.Duration) (sample, error) {
+		return armRunner{name, func(_ context.Context, d time.Duration) (report.Sample, error) {
 			if d < minSlice {
 				t.Errorf("slice %v below minSlice", d)
 			}
 			order = append(order, name)
-			return sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Duration(cpuMs * float64(time.Millisecond))}, nil
+			return report.Sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Duration(cpuMs * float64(time.Millisecond))}, nil
 		}}
 	}
-	c1 := newCell(&cellResult{Group: groupDriver, Name: "c1"}, []armRunner{arm("A", 2), arm("B", 1)}, [][2]string{{"B", "A"}})
-	c2 := newCell(&cellResult{Group: groupFloor, Name: "c2"}, []armRunner{arm("F", 1)}, nil)
+	c1 := newCell(&report.Cell{Group: report.GroupDriver, Name: "c1"}, []armRunner{arm("A", 2), arm("B", 1)}, [][2]string{{"B", "A"}})
+	c2 := newCell(&report.Cell{Group: report.GroupFloor, Name: "c2"}, []armRunner{arm("F", 1)}, nil)
 	if err := runRounds(context.Background(), []*cellRunner{c1, c2}, 3, 0, newProgress(io.Discard)); err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +33,11 @@ func TestRunRoundsInterleaves(t *testing.T) {
 	if !reflect.DeepEqual(order, want) {
 		t.Errorf("order %v, want %v", order, want)
 	}
-	a := c1.result.arm("A")
+	a := c1.result.Arm("A")
 	if len(a.Samples) != 3 || a.Samples[2].Round != 3 || a.CPUPerMiB.Median != 2 {
 		t.Errorf("arm A = %+v: want 3 samples, rounds numbered from 1, median 2 ms/MiB", a)
 	}
-	if q := c1.result.ratioOf("B", "A"); q == nil || q.Median != 0.5 || q.Lower != 3 {
+	if q := c1.result.RatioOf("B", "A"); q == nil || q.Median != 0.5 || q.Lower != 3 {
 		t.Errorf("ratio B/A = %+v, want 0.5, lower in 3 rounds", q)
 	}
 }
@@ -43,26 +45,26 @@ func TestRunRoundsInterleaves(t *testing.T) {
 func TestRunRoundsStopsAtError(t *testing.T) {
 	boom := errors.New("boom")
 	calls := 0
-	ok := armRunner{"OK", func(context.Context, time.Duration) (sample, error) {
-		return sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
+	ok := armRunner{"OK", func(context.Context, time.Duration) (report.Sample, error) {
+		return report.Sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
 	}}
-	failing := armRunner{"X", func(context.Context, time.Duration) (sample, error) {
+	failing := armRunner{"X", func(context.Context, time.Duration) (report.Sample, error) {
 		calls++
 		if calls == 2 {
-			return sample{}, boom
+			return report.Sample{}, boom
 		}
-		return sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
+		return report.Sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
 	}}
-	c := newCell(&cellResult{Group: groupTransport, Name: "c"}, []armRunner{ok, failing}, nil)
+	c := newCell(&report.Cell{Group: report.GroupTransport, Name: "c"}, []armRunner{ok, failing}, nil)
 	err := runRounds(context.Background(), []*cellRunner{c}, 5, time.Second, newProgress(io.Discard))
 	if !errors.Is(err, boom) || calls != 2 {
 		t.Fatalf("runRounds = %v after %d calls, want boom after 2", err, calls)
 	}
 	// The warm-up runs X once (call 1); round 1 fails it (call 2) after OK's first sample.
-	if a := c.result.arm("OK"); len(a.Samples) != 1 || a.CPUPerMiB.N != 1 || a.CPUPerMiB.Median != 1 {
+	if a := c.result.Arm("OK"); len(a.Samples) != 1 || a.CPUPerMiB.N != 1 || a.CPUPerMiB.Median != 1 {
 		t.Errorf("arm OK after the error = %+v, want one summarized sample", a)
 	}
-	if a := c.result.arm("X"); len(a.Samples) != 0 || a.CPUPerMiB.N != 0 {
+	if a := c.result.Arm("X"); len(a.Samples) != 0 || a.CPUPerMiB.N != 0 {
 		t.Errorf("arm X after the error = %+v, want no sample (the warm-up is not one)", a)
 	}
 }
@@ -84,26 +86,26 @@ func TestMeasureFor(t *testing.T) {
 }
 
 func TestFilterCells(t *testing.T) {
-	nop := func(context.Context, time.Duration) (sample, error) { return sample{}, nil }
+	nop := func(context.Context, time.Duration) (report.Sample, error) { return report.Sample{}, nil }
 	mk := func(group, name string, arms ...string) *cellRunner {
 		var rs []armRunner
 		for _, a := range arms {
 			rs = append(rs, armRunner{a, nop})
 		}
-		return newCell(&cellResult{Group: group, Name: name}, rs, nil)
+		return newCell(&report.Cell{Group: group, Name: name}, rs, nil)
 	}
 	cells := func() []*cellRunner {
 		return []*cellRunner{
-			mk(groupDriver, "varbinary/4096", armNativeTLS, armBridgedTLS, armNativePlain),
-			mk(groupDriver, "varbinary/4096, 1 KiB records", armNativeTLS),
-			mk(groupFloor, "loopback TCP read", armFloorTCP),
+			mk(report.GroupDriver, "varbinary/4096", report.ArmNativeTLS, report.ArmBridgedTLS, report.ArmNativePlain),
+			mk(report.GroupDriver, "varbinary/4096, 1 KiB records", report.ArmNativeTLS),
+			mk(report.GroupFloor, "loopback TCP read", report.ArmFloorTCP),
 		}
 	}
 	got := filterCells(cells(), regexp.MustCompile(`^driver varbinary/4096`), regexp.MustCompile(`plain`))
 	if len(got) != 1 || got[0].result.Name != "varbinary/4096" {
 		t.Fatalf("filterCells kept %d cells, want varbinary/4096 alone", len(got))
 	}
-	if len(got[0].arms) != 1 || got[0].arms[0].name != armNativePlain || len(got[0].result.Arms) != 1 || got[0].result.Arms[0].Name != armNativePlain {
+	if len(got[0].arms) != 1 || got[0].arms[0].name != report.ArmNativePlain || len(got[0].result.Arms) != 1 || got[0].result.Arms[0].Name != report.ArmNativePlain {
 		t.Errorf("arms kept: %+v / %+v, want native plain in both", got[0].arms, got[0].result.Arms)
 	}
 	if all := filterCells(cells(), nil, nil); len(all) != 3 {
@@ -112,8 +114,8 @@ func TestFilterCells(t *testing.T) {
 }
 
 func TestGroupCells(t *testing.T) {
-	mk := func(group string) *cellRunner { return &cellRunner{result: &cellResult{Group: group}} }
-	cells := []*cellRunner{mk(groupDriver), mk(groupDriver), mk(groupTransport), mk(groupFloor), mk(groupFloor)}
+	mk := func(group string) *cellRunner { return &cellRunner{result: &report.Cell{Group: group}} }
+	cells := []*cellRunner{mk(report.GroupDriver), mk(report.GroupDriver), mk(report.GroupTransport), mk(report.GroupFloor), mk(report.GroupFloor)}
 	var sizes []int
 	for _, g := range groupCells(cells) {
 		sizes = append(sizes, len(g))
@@ -129,13 +131,13 @@ func TestGroupCells(t *testing.T) {
 func TestRunRoundsCellRoundsLimit(t *testing.T) {
 	var order []string
 	arm := func(name string) armRunner {
-		return armRunner{name, func(context.Context, time.Duration) (sample, error) {
+		return armRunner{name, func(context.Context, time.Duration) (report.Sample, error) {
 			order = append(order, name)
-			return sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
+			return report.Sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
 		}}
 	}
-	every := newCell(&cellResult{Group: groupDriver, Name: "every"}, []armRunner{arm("A")}, nil)
-	heavy := newCell(&cellResult{Group: groupDriver, Name: "heavy"}, []armRunner{arm("H1"), arm("H2")}, [][2]string{{"H2", "H1"}})
+	every := newCell(&report.Cell{Group: report.GroupDriver, Name: "every"}, []armRunner{arm("A")}, nil)
+	heavy := newCell(&report.Cell{Group: report.GroupDriver, Name: "heavy"}, []armRunner{arm("H1"), arm("H2")}, [][2]string{{"H2", "H1"}})
 	heavy.rounds = heavyRounds(3) // 2
 	if err := runRounds(context.Background(), []*cellRunner{every, heavy}, 3, 0, newProgress(io.Discard)); err != nil {
 		t.Fatal(err)
@@ -144,10 +146,10 @@ func TestRunRoundsCellRoundsLimit(t *testing.T) {
 	if !reflect.DeepEqual(order, want) {
 		t.Errorf("order %v, want %v", order, want)
 	}
-	if n := len(heavy.result.arm("H1").Samples); n != 2 {
+	if n := len(heavy.result.Arm("H1").Samples); n != 2 {
 		t.Errorf("heavy cell: %d samples, want 2", n)
 	}
-	if q := heavy.result.ratioOf("H2", "H1"); q == nil || q.N != 2 {
+	if q := heavy.result.RatioOf("H2", "H1"); q == nil || q.N != 2 {
 		t.Errorf("heavy ratio = %+v, want 2 paired rounds", q)
 	}
 }
@@ -156,21 +158,21 @@ func TestRunRoundsCellRoundsLimit(t *testing.T) {
 // next group, which still gets its share of the budget.
 func TestRunRoundsGroupBudget(t *testing.T) {
 	var floorSlice time.Duration
-	slow := armRunner{"slow", func(_ context.Context, d time.Duration) (sample, error) {
+	slow := armRunner{"slow", func(_ context.Context, d time.Duration) (report.Sample, error) {
 		if d != warmupSlice {
 			time.Sleep(300 * time.Millisecond) // far over its 100 ms share
 		}
-		return sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
+		return report.Sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
 	}}
-	floor := armRunner{"floor", func(_ context.Context, d time.Duration) (sample, error) {
+	floor := armRunner{"floor", func(_ context.Context, d time.Duration) (report.Sample, error) {
 		if d != warmupSlice {
 			floorSlice = d
 		}
-		return sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
+		return report.Sample{Ops: 1, Bytes: 1 << 20, Wall: time.Millisecond, CPU: time.Millisecond}, nil
 	}}
 	cells := []*cellRunner{
-		newCell(&cellResult{Group: groupDriver, Name: "d"}, []armRunner{slow}, nil),
-		newCell(&cellResult{Group: groupFloor, Name: "f"}, []armRunner{floor}, nil),
+		newCell(&report.Cell{Group: report.GroupDriver, Name: "d"}, []armRunner{slow}, nil),
+		newCell(&report.Cell{Group: report.GroupFloor, Name: "f"}, []armRunner{floor}, nil),
 	}
 	if err := runRounds(context.Background(), cells, 1, 200*time.Millisecond, newProgress(io.Discard)); err != nil {
 		t.Fatal(err)

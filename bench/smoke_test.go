@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tdsbridge/tdsbridge/internal/report"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
@@ -32,7 +33,7 @@ func TestSmoke(t *testing.T) {
 		"nvarchar/4096", "varbinary/16384", "varbinary/4096, 16 KiB records",
 		"round trip SELECT @p1, @p2", "round trip SET NOCOUNT ON", "narrow rows x100", "wide rows x100",
 		"upload 2 KiB varbinary(max) parameter", "CopyIn x100 rows",
-		armNativeTLS, armBridgedTLS, armNativePlain, armBridgedPlain,
+		report.ArmNativeTLS, report.ArmBridgedTLS, report.ArmNativePlain, report.ArmBridgedPlain,
 		"== Driver summary", "== Targets:", "== Driver workloads", "== Idle",
 		"== Transport only", "16 KiB records, TDS header+body",
 		"== Floor", "loopback TCP read",
@@ -48,7 +49,7 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep report
+	var rep report.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("JSON: %v", err)
 	}
@@ -145,7 +146,7 @@ func TestSmokeDSN(t *testing.T) {
 	if strings.Contains(out, "tdstest-Passw0rd") || strings.Contains(stderr.String(), "tdstest-Passw0rd") {
 		t.Errorf("the password leaked into the output")
 	}
-	for _, arm := range []string{armNativeTLS, armBridgedTLS, armNativePlain, armBridgedPlain} {
+	for _, arm := range []string{report.ArmNativeTLS, report.ArmBridgedTLS, report.ArmNativePlain, report.ArmBridgedPlain} {
 		if !strings.Contains(out, arm) {
 			t.Errorf("table lacks arm %q:\n%s", arm, out)
 		}
@@ -205,13 +206,13 @@ func TestSmokeDSNPlaintextRefused(t *testing.T) {
 	if !strings.Contains(out, "(TLS bytes (TDS plus record overhead) received)") {
 		t.Errorf("the narrow-rows cell does not say its bytes were counted through TLS:\n%s", out)
 	}
-	if lineWith(out, "narrow rows x20", armNativeTLS) == "" || lineWith(out, armBridgedTLS, "/row") == "" {
+	if lineWith(out, "narrow rows x20", report.ArmNativeTLS) == "" || lineWith(out, report.ArmBridgedTLS, "/row") == "" {
 		t.Errorf("narrow-rows TLS arms missing:\n%s", out)
 	}
-	if lineWith(out, armNativePlain, "/row") != "" {
+	if lineWith(out, report.ArmNativePlain, "/row") != "" {
 		t.Errorf("a plaintext arm was measured against a server that refuses plaintext:\n%s", out)
 	}
-	if idle := strings.SplitN(out, "== Idle", 2); len(idle) != 2 || lineWith(idle[1], armBridgedTLS+"  ", "[") == "" || lineWith(idle[1], armNativePlain) != "" {
+	if idle := strings.SplitN(out, "== Idle", 2); len(idle) != 2 || lineWith(idle[1], report.ArmBridgedTLS+"  ", "[") == "" || lineWith(idle[1], report.ArmNativePlain) != "" {
 		t.Errorf("want an idle figure for the TLS arms alone:\n%s", out)
 	}
 }

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tdsbridge/tdsbridge/internal/report"
 	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
-// A target is a goal on a per-round ratio (client CPU per byte of a candidate arm over a
+// A target (report.Target) is a goal on a per-round ratio (client CPU per byte of a candidate arm over a
 // baseline, a transport arm over the floor, or MB/s of two arms), checked against what the run
 // measured. Targets are reported, never enforced: the bench exits 0 whether or not one is met.
 //
@@ -15,66 +16,14 @@ import (
 // AND the rounds support it, over at least minVerdictRounds rounds. What "support" means depends
 // on the kind:
 //
-//   - targetGain: the candidate beat the bound in at least 75% of the rounds, or the two-sided
+//   - report.TargetGain: the candidate beat the bound in at least 75% of the rounds, or the two-sided
 //     sign test of rounds better against rounds worse gives p < 0.05 with more rounds better;
-//   - targetNotWorse: the rounds do not show the candidate worse than the bound (more rounds
+//   - report.TargetNotWorse: the rounds do not show the candidate worse than the bound (more rounds
 //     worse with p < 0.05 fails it).
 //
 // The bound is what a round must beat to count as better: 1 for a comparison of two arms (the
 // candidate cheaper, or faster, than the baseline in that round), the limit itself for a
 // comparison with the floor (a transport cannot beat the floor; the allowance is the limit).
-type target struct {
-	Name     string     `json:"name"` // what the target is, e.g. "TLS, varbinary/4096: bridged/native CPU per MiB"
-	Kind     targetKind `json:"kind"`
-	Limit    float64    `json:"limit"`
-	Bound    float64    `json:"bound"`         // a round counts as better when its ratio beats this
-	Higher   bool       `json:"higher_better"` // the ratio must be at least Limit (MB/s); else at most
-	Measured verdict    `json:"measured"`
-}
-
-// targetKind says what kind of support a target asks of the rounds (see target).
-type targetKind uint8
-
-const (
-	targetGain     targetKind = iota // a gain: most rounds better, or a significant sign test
-	targetNotWorse                   // no loss: the rounds do not show the candidate worse
-)
-
-// String names the kind as the table prints it.
-func (k targetKind) String() string {
-	switch k {
-	case targetGain:
-		return "gain"
-	case targetNotWorse:
-		return "not worse"
-	default:
-		return fmt.Sprintf("targetKind(%d)", uint8(k))
-	}
-}
-
-// MarshalText makes the JSON output carry the kind's name.
-func (k targetKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
-
-// UnmarshalText reads a kind's name back.
-func (k *targetKind) UnmarshalText(b []byte) error {
-	for _, c := range []targetKind{targetGain, targetNotWorse} {
-		if string(b) == c.String() {
-			*k = c
-			return nil
-		}
-	}
-	return fmt.Errorf("bench: unknown target kind %q", b)
-}
-
-// verdict is what the rounds say about one target.
-type verdict struct {
-	stats.Summary         // of the per-round ratios
-	Better        int     `json:"better"` // rounds whose ratio beat the bound
-	Worse         int     `json:"worse"`  // rounds whose ratio was on the wrong side of the bound
-	P             float64 `json:"sign_test_p"`
-	Met           bool    `json:"met"`
-	Why           string  `json:"why,omitempty"` // which condition failed, when not met
-}
 
 // minVerdictRounds is the fewest rounds on which a target can be MET: with fewer, "75% of
 // rounds" can be three of four.
@@ -88,15 +37,15 @@ const significance = 0.05
 
 // judge applies the rule of the target's kind to the per-round ratios rs (in any order). With no
 // ratios it says NOT MET, "not measured".
-func (t target) judge(rs []float64) verdict {
-	v := verdict{Summary: stats.Summarize(rs)}
+func judge(t report.Target, rs []float64) report.Verdict {
+	v := report.Verdict{Summary: stats.Summarize(rs)}
 	if len(rs) == 0 {
 		v.Why = "not measured"
 		return v
 	}
 	for _, r := range rs {
 		switch {
-		case t.beats(r, t.Bound):
+		case beats(t, r, t.Bound):
 			v.Better++
 		case r != t.Bound:
 			v.Worse++
@@ -107,7 +56,7 @@ func (t target) judge(rs []float64) verdict {
 	if v.N < minVerdictRounds {
 		why = append(why, fmt.Sprintf("too few rounds (%d < %d) for a verdict", v.N, minVerdictRounds))
 	}
-	if !t.meets(v.Median) {
+	if !meets(t, v.Median) {
 		rel := "above"
 		if t.Higher {
 			rel = "below"
@@ -115,20 +64,20 @@ func (t target) judge(rs []float64) verdict {
 		why = append(why, fmt.Sprintf("median %.3f %s the limit %.2f", v.Median, rel, t.Limit))
 	}
 	switch t.Kind {
-	case targetGain:
+	case report.TargetGain:
 		most := float64(v.Better) >= supportShare*float64(v.N)
 		significant := v.P < significance && v.Better > v.Worse
 		if !most && !significant {
-			test := fmt.Sprintf("sign test p=%s (>= %.2f)", fmtP(v.P), significance)
+			test := fmt.Sprintf("sign test p=%s (>= %.2f)", report.FormatP(v.P), significance)
 			if v.P < significance {
-				test = fmt.Sprintf("sign test p=%s for worse", fmtP(v.P))
+				test = fmt.Sprintf("sign test p=%s for worse", report.FormatP(v.P))
 			}
 			why = append(why, fmt.Sprintf("rounds do not support it: better in %d/%d (%.0f%% < %.0f%%), %s",
 				v.Better, v.N, 100*float64(v.Better)/float64(v.N), 100*supportShare, test))
 		}
-	case targetNotWorse:
+	case report.TargetNotWorse:
 		if v.Worse > v.Better && v.P < significance {
-			why = append(why, fmt.Sprintf("worse in %d/%d rounds, sign test p=%s (< %.2f)", v.Worse, v.N, fmtP(v.P), significance))
+			why = append(why, fmt.Sprintf("worse in %d/%d rounds, sign test p=%s (< %.2f)", v.Worse, v.N, report.FormatP(v.P), significance))
 		}
 	}
 	v.Met = len(why) == 0
@@ -137,7 +86,7 @@ func (t target) judge(rs []float64) verdict {
 }
 
 // meets says whether x satisfies the limit.
-func (t target) meets(x float64) bool {
+func meets(t report.Target, x float64) bool {
 	if t.Higher {
 		return x >= t.Limit
 	}
@@ -145,7 +94,7 @@ func (t target) meets(x float64) bool {
 }
 
 // beats says whether the ratio r is strictly better than the bound b.
-func (t target) beats(r, b float64) bool {
+func beats(t report.Target, r, b float64) bool {
 	if t.Higher {
 		return r > b
 	}
@@ -176,66 +125,60 @@ const (
 //   - transport cells: the bridge at most floorLimit x the floor, and at 16 KiB records at least
 //     speedLimit x tls.Conn's MB/s, each a gain;
 //   - every ratio of every cell: none worse with p < 0.05 (noWorseCell, reported apart).
-func checkTargets(r *report) []target {
-	var out []target
-	add := func(t target, rs []float64) {
+func checkTargets(r *report.Report) []report.Target {
+	var out []report.Target
+	add := func(t report.Target, rs []float64) {
 		if len(rs) == 0 {
 			return
 		}
-		t.Measured = t.judge(rs)
+		t.Measured = judge(t, rs)
 		out = append(out, t)
 	}
-	for _, c := range r.cellsOf(groupDriver) {
+	for _, c := range r.CellsOf(report.GroupDriver) {
 		switch {
 		case c.Workload != "":
-			kind := targetGain
+			kind := report.TargetGain
 			if c.RoundTrip {
-				kind = targetNotWorse
+				kind = report.TargetNotWorse
 			}
-			for _, p := range driverRatioPairs {
-				add(target{Name: fmt.Sprintf("%s: %s/%s, CPU per operation", c.Name, p[0], p[1]), Kind: kind, Limit: 1, Bound: 1},
-					armRatios(c, p[0], p[1], sample.cpuMsPerMiB))
+			for _, p := range report.DriverRatioPairs {
+				add(report.Target{Name: fmt.Sprintf("%s: %s/%s, CPU per operation", c.Name, p[0], p[1]), Kind: kind, Limit: 1, Bound: 1},
+					armRatios(c, p[0], p[1], report.Sample.CPUMsPerMiB))
 			}
 		case c.RecordSize == 0 && c.Value != "":
 			if lim, ok := tlsValueLimits[c.PacketSize]; ok {
-				add(target{Name: fmt.Sprintf("%s: %s/%s, CPU per MiB", c.Name, armBridgedTLS, armNativeTLS), Kind: targetGain, Limit: lim, Bound: 1},
-					armRatios(c, armBridgedTLS, armNativeTLS, sample.cpuMsPerMiB))
+				add(report.Target{Name: fmt.Sprintf("%s: %s/%s, CPU per MiB", c.Name, report.ArmBridgedTLS, report.ArmNativeTLS), Kind: report.TargetGain, Limit: lim, Bound: 1},
+					armRatios(c, report.ArmBridgedTLS, report.ArmNativeTLS, report.Sample.CPUMsPerMiB))
 			}
-			add(target{Name: fmt.Sprintf("%s: %s/%s, CPU per MiB", c.Name, armBridgedPlain, armNativePlain), Kind: targetGain, Limit: plainValueLimit, Bound: 1},
-				armRatios(c, armBridgedPlain, armNativePlain, sample.cpuMsPerMiB))
+			add(report.Target{Name: fmt.Sprintf("%s: %s/%s, CPU per MiB", c.Name, report.ArmBridgedPlain, report.ArmNativePlain), Kind: report.TargetGain, Limit: plainValueLimit, Bound: 1},
+				armRatios(c, report.ArmBridgedPlain, report.ArmNativePlain, report.Sample.CPUMsPerMiB))
 		}
 	}
-	for _, c := range r.cellsOf(groupTransport) {
-		for _, arm := range []string{armBridge, armBridgeDirect} {
-			if c.arm(arm) == nil {
+	for _, c := range r.CellsOf(report.GroupTransport) {
+		for _, arm := range []string{report.ArmBridge, report.ArmBridgeDirect} {
+			if c.Arm(arm) == nil {
 				continue
 			}
-			add(target{Name: fmt.Sprintf("transport %s: %s CPU per MB, x floor", c.Name, arm), Kind: targetGain, Limit: floorLimit, Bound: floorLimit},
+			add(report.Target{Name: fmt.Sprintf("transport %s: %s CPU per MB, x floor", c.Name, arm), Kind: report.TargetGain, Limit: floorLimit, Bound: floorLimit},
 				floorRatios(r, c, arm))
 			if c.RecordSize == transportSpeedRecordSize {
-				add(target{Name: fmt.Sprintf("transport %s: %s/%s MB/s", c.Name, arm, armTLSConn), Kind: targetGain, Limit: speedLimit, Bound: 1, Higher: true},
-					armRatios(c, arm, armTLSConn, sample.mbPerSec))
+				add(report.Target{Name: fmt.Sprintf("transport %s: %s/%s MB/s", c.Name, arm, report.ArmTLSConn), Kind: report.TargetGain, Limit: speedLimit, Bound: 1, Higher: true},
+					armRatios(c, arm, report.ArmTLSConn, report.Sample.MBPerSec))
 			}
 		}
 	}
 	return out
 }
 
-// worseCell is a ratio of the table that shows the candidate significantly worse.
-type worseCell struct {
-	Cell  string      `json:"cell"`
-	Ratio ratioResult `json:"ratio"`
-}
-
 // worseCells returns every ratio of every cell in which the candidate was dearer than the
 // baseline in more rounds than cheaper, with sign-test p < significance: what the target "no cell
 // worse than native with p < 0.05" forbids.
-func worseCells(r *report) []worseCell {
-	var out []worseCell
+func worseCells(r *report.Report) []report.WorseCell {
+	var out []report.WorseCell
 	for _, c := range r.Cells {
 		for _, q := range c.Ratios {
 			if q.N > 0 && q.Higher > q.Lower && q.P < significance {
-				out = append(out, worseCell{Cell: c.Group + " " + c.Name, Ratio: q})
+				out = append(out, report.WorseCell{Cell: c.Group + " " + c.Name, Ratio: q})
 			}
 		}
 	}
@@ -243,7 +186,7 @@ func worseCells(r *report) []worseCell {
 }
 
 // ratiosChecked counts the ratios worseCells looked at.
-func ratiosChecked(r *report) int {
+func ratiosChecked(r *report.Report) int {
 	n := 0
 	for _, c := range r.Cells {
 		for _, q := range c.Ratios {
@@ -257,8 +200,8 @@ func ratiosChecked(r *report) int {
 
 // armRatios returns f(candidate)/f(baseline) for every round in which both arms of c have a
 // sample with a positive baseline figure.
-func armRatios(c *cellResult, candidate, baseline string, f func(sample) float64) []float64 {
-	ca, ba := c.arm(candidate), c.arm(baseline)
+func armRatios(c *report.Cell, candidate, baseline string, f func(report.Sample) float64) []float64 {
+	ca, ba := c.Arm(candidate), c.Arm(baseline)
 	if ca == nil || ba == nil {
 		return nil
 	}
@@ -273,24 +216,24 @@ func armRatios(c *cellResult, candidate, baseline string, f func(sample) float64
 }
 
 // floorRatios returns, for every round, the arm's CPU per MB in transport cell c over the floor
-// at c's record size (floorFor: the medians of AES-128-GCM open and of the TCP read). The floor
+// at c's record size (report.Floor: the medians of AES-128-GCM open and of the TCP read). The floor
 // runs in its own group after the transport cells, so a round of it is no closer in time to a
 // transport round than any other: its median is the steadier baseline.
-func floorRatios(r *report, c *cellResult, arm string) []float64 {
-	a := c.arm(arm)
-	f := floorFor(r, c.RecordSize)
+func floorRatios(r *report.Report, c *report.Cell, arm string) []float64 {
+	a := c.Arm(arm)
+	f := r.Floor(c.RecordSize)
 	if a == nil || f <= 0 {
 		return nil
 	}
 	rs := make([]float64, 0, len(a.Samples))
 	for _, s := range a.Samples {
-		rs = append(rs, s.cpuMsPerMB()/f)
+		rs = append(rs, s.CPUMsPerMB()/f)
 	}
 	return rs
 }
 
 // byRound maps each sample's round to f of the sample.
-func byRound(ss []sample, f func(sample) float64) map[int]float64 {
+func byRound(ss []report.Sample, f func(report.Sample) float64) map[int]float64 {
 	m := make(map[int]float64, len(ss))
 	for _, s := range ss {
 		m[s.Round] = f(s)

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/tdsbridge/tdsbridge/internal/report"
 )
 
 // rep returns n copies of x.
@@ -25,10 +28,12 @@ func join(xss ...[]float64) []float64 {
 }
 
 func TestJudge(t *testing.T) {
-	gain := func(limit float64) target { return target{Kind: targetGain, Limit: limit, Bound: 1} }
+	gain := func(limit float64) report.Target {
+		return report.Target{Kind: report.TargetGain, Limit: limit, Bound: 1}
+	}
 	tests := []struct {
 		name    string
-		t       target
+		t       report.Target
 		rs      []float64
 		met     bool
 		better  int
@@ -48,21 +53,21 @@ func TestJudge(t *testing.T) {
 		{name: "both conditions fail", t: gain(0.88), rs: join(rep(10, 0.95), rep(10, 1.05)),
 			better: 10, worse: 10, whyHas: "median 1.000 above the limit 0.88; rounds do not support it"},
 		{name: "ties count neither way", t: gain(1), rs: join(rep(9, 1), rep(1, 0.9)), better: 1, whyHas: "better in 1/10"},
-		{name: "not worse: even split", t: target{Kind: targetNotWorse, Limit: 1, Bound: 1}, rs: join(rep(10, 0.99), rep(10, 1.0001)),
+		{name: "not worse: even split", t: report.Target{Kind: report.TargetNotWorse, Limit: 1, Bound: 1}, rs: join(rep(10, 0.99), rep(10, 1.0001)),
 			met: true, better: 10, worse: 10},
-		{name: "not worse: median 1.00 but 16/20 dearer", t: target{Kind: targetNotWorse, Limit: 1.01, Bound: 1}, rs: join(rep(4, 0.9), rep(16, 1.005)),
+		{name: "not worse: median 1.00 but 16/20 dearer", t: report.Target{Kind: report.TargetNotWorse, Limit: 1.01, Bound: 1}, rs: join(rep(4, 0.9), rep(16, 1.005)),
 			better: 4, worse: 16, whyHas: "worse in 16/20 rounds, sign test p=0.012"},
-		{name: "floor: bound is the limit", t: target{Kind: targetGain, Limit: 1.15, Bound: 1.15}, rs: join(rep(9, 1.1), rep(1, 1.3)), met: true, better: 9, worse: 1},
-		{name: "floor: exactly at the limit is no better", t: target{Kind: targetGain, Limit: 1.15, Bound: 1.15}, rs: rep(10, 1.15), whyHas: "better in 0/10"},
-		{name: "floor: 1.3x", t: target{Kind: targetGain, Limit: 1.15, Bound: 1.15}, rs: rep(10, 1.3), worse: 10, whyHas: "median 1.300 above the limit 1.15"},
-		{name: "MB/s higher is better", t: target{Kind: targetGain, Limit: 1.10, Bound: 1, Higher: true}, rs: rep(10, 1.2), met: true, better: 10},
-		{name: "MB/s below the limit", t: target{Kind: targetGain, Limit: 1.10, Bound: 1, Higher: true}, rs: rep(10, 0.96), worse: 10,
+		{name: "floor: bound is the limit", t: report.Target{Kind: report.TargetGain, Limit: 1.15, Bound: 1.15}, rs: join(rep(9, 1.1), rep(1, 1.3)), met: true, better: 9, worse: 1},
+		{name: "floor: exactly at the limit is no better", t: report.Target{Kind: report.TargetGain, Limit: 1.15, Bound: 1.15}, rs: rep(10, 1.15), whyHas: "better in 0/10"},
+		{name: "floor: 1.3x", t: report.Target{Kind: report.TargetGain, Limit: 1.15, Bound: 1.15}, rs: rep(10, 1.3), worse: 10, whyHas: "median 1.300 above the limit 1.15"},
+		{name: "MB/s higher is better", t: report.Target{Kind: report.TargetGain, Limit: 1.10, Bound: 1, Higher: true}, rs: rep(10, 1.2), met: true, better: 10},
+		{name: "MB/s below the limit", t: report.Target{Kind: report.TargetGain, Limit: 1.10, Bound: 1, Higher: true}, rs: rep(10, 0.96), worse: 10,
 			whyHas: "median 0.960 below the limit 1.10"},
 		{name: "not measured", t: gain(0.88), rs: nil, whyHas: "not measured"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := tt.t.judge(tt.rs)
+			v := judge(tt.t, tt.rs)
 			if v.Met != tt.met || v.Better != tt.better || v.Worse != tt.worse {
 				t.Errorf("judge = met %v, better %d, worse %d (%s); want met %v, better %d, worse %d",
 					v.Met, v.Better, v.Worse, v.Why, tt.met, tt.better, tt.worse)
@@ -85,7 +90,7 @@ func TestJudge(t *testing.T) {
 
 func TestCheckTargets(t *testing.T) {
 	r := fakeReport()
-	byName := map[string]target{}
+	byName := map[string]report.Target{}
 	for _, tg := range r.Targets {
 		byName[tg.Name] = tg
 	}
@@ -93,30 +98,51 @@ func TestCheckTargets(t *testing.T) {
 	// 0.88 limit of packet size 4096, but five rounds are too few for a verdict.
 	tls, ok := byName["varbinary/4096: bridged TLS/native TLS, CPU per MiB"]
 	if !ok || tls.Measured.Met || tls.Limit != 0.88 || tls.Measured.Better != 5 || tls.Measured.Why != "too few rounds (5 < 10) for a verdict" {
-		t.Errorf("TLS target = %+v (found %v), want NOT MET at limit 0.88, better 5, too few rounds alone", tls, ok)
+		t.Errorf("TLS report.Target = %+v (found %v), want NOT MET at limit 0.88, better 5, too few rounds alone", tls, ok)
 	}
 	// plain: 0.93, above 0.90.
 	if pl := byName["varbinary/4096: bridged plain/native plain, CPU per MiB"]; pl.Measured.Met || !strings.Contains(pl.Measured.Why, "above the limit 0.90") {
-		t.Errorf("plain target = %+v, want NOT MET for its median", pl)
+		t.Errorf("plain report.Target = %+v, want NOT MET for its median", pl)
 	}
 	// the sweep cell has no target of its own.
 	for name := range byName {
 		if strings.Contains(name, "records:") {
-			t.Errorf("target %q for a sweep cell", name)
+			t.Errorf("report.Target %q for a sweep cell", name)
 		}
 	}
 	// transport: bridge 0.9 ms/MB over a floor of 0.2 + 0.3: 1.8x, not within 1.15x.
 	if ft := byName["transport 1 KiB records, 64 KiB reads: bridge CPU per MB, x floor"]; ft.Measured.Met || ft.Measured.N != 5 || math.Abs(ft.Measured.Median-1.8) > 1e-9 {
-		t.Errorf("floor target = %+v, want NOT MET at 1.8x", ft)
+		t.Errorf("floor report.Target = %+v, want NOT MET at 1.8x", ft)
 	}
 	// round trip: equal CPU -> not worse, MET; many rows: bridged dearer in every round.
-	if rt := byName["round trip SELECT @p1, @p2: bridged TLS/native TLS, CPU per operation"]; rt.Kind != targetNotWorse || rt.Measured.Why != "too few rounds (5 < 10) for a verdict" {
-		t.Errorf("round-trip target = %+v, want not worse, failing on the rounds alone", rt)
+	if rt := byName["round trip SELECT @p1, @p2: bridged TLS/native TLS, CPU per operation"]; rt.Kind != report.TargetNotWorse || rt.Measured.Why != "too few rounds (5 < 10) for a verdict" {
+		t.Errorf("round-trip report.Target = %+v, want not worse, failing on the rounds alone", rt)
 	}
-	if nr := byName["narrow rows x100000: bridged TLS/native TLS, CPU per operation"]; nr.Measured.Met || nr.Kind != targetGain {
-		t.Errorf("narrow-rows target = %+v, want NOT MET, gain", nr)
+	if nr := byName["narrow rows x100000: bridged TLS/native TLS, CPU per operation"]; nr.Measured.Met || nr.Kind != report.TargetGain {
+		t.Errorf("narrow-rows report.Target = %+v, want NOT MET, gain", nr)
 	}
 	if len(r.Worse) != 1 || r.Worse[0].Cell != "driver narrow rows x100000" {
 		t.Errorf("worse cells = %+v, want the narrow-rows TLS ratio alone", r.Worse)
+	}
+}
+
+// TestTargetsInTable checks the targets, the worse cells and the ratio count that checkTargets,
+// worseCells and ratiosChecked give fakeReport, as the table prints them.
+func TestTargetsInTable(t *testing.T) {
+	var buf bytes.Buffer
+	if err := report.WriteTable(&buf, fakeReport()); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"varbinary/4096: bridged plain/native plain, CPU per MiB = 0.931 [0.93-0.93], better 5/5, p=0.062; target <= 0.90 (gain): NOT MET: too few rounds (5 < 10) for a verdict; median 0.931 above the limit 0.90",
+		"varbinary/4096: bridged TLS/native TLS, CPU per MiB = 0.867 [0.84-0.90], better 5/5, p=0.062; target <= 0.88 (gain): NOT MET: too few rounds (5 < 10) for a verdict",
+		"round trip SELECT @p1, @p2: bridged TLS/native TLS, CPU per operation = 1.000 [1.00-1.00], better 0/5, p=1; target <= 1.00 (not worse): NOT MET: too few rounds (5 < 10) for a verdict",
+		"no cell worse than its baseline with p < 0.05 (8 ratios): NOT MET, 1 worse:",
+		"  driver narrow rows x100000: bridged TLS/native TLS = 1.04 [1.04-1.04] 0/6 p=0.031",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
 	}
 }

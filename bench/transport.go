@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/internal/report"
 )
 
 // Read patterns of the transport cells.
@@ -63,18 +65,18 @@ func (ts *transportSetup) transportCells() []*cellRunner {
 	var cells []*cellRunner
 	for _, rs := range transportRecordSizes {
 		for _, pat := range []string{pattern64K, patternTDS} {
-			res := &cellResult{
-				Group:      groupTransport,
-				Name:       fmt.Sprintf("%s records, %s", sizeLabel(rs), pat),
+			res := &report.Cell{
+				Group:      report.GroupTransport,
+				Name:       fmt.Sprintf("%s records, %s", report.SizeLabel(rs), pat),
 				RecordSize: rs,
 				Pattern:    pat,
 			}
 			arms := []armRunner{
-				{armTLSConn, ts.streamArm(ts.dialTLS, rs, pat)},
-				{armBridge, ts.streamArm(ts.dialBridge, rs, pat)},
-				{armBridgeDirect, ts.streamArm(ts.dialBridgeDirect, rs, pat)},
+				{report.ArmTLSConn, ts.streamArm(ts.dialTLS, rs, pat)},
+				{report.ArmBridge, ts.streamArm(ts.dialBridge, rs, pat)},
+				{report.ArmBridgeDirect, ts.streamArm(ts.dialBridgeDirect, rs, pat)},
 			}
-			cells = append(cells, newCell(res, arms, [][2]string{{armBridge, armTLSConn}, {armBridgeDirect, armTLSConn}}))
+			cells = append(cells, newCell(res, arms, [][2]string{{report.ArmBridge, report.ArmTLSConn}, {report.ArmBridgeDirect, report.ArmTLSConn}}))
 		}
 	}
 	return cells
@@ -86,17 +88,17 @@ type dialFunc func(ctx context.Context, recordSize int) (io.Reader, net.Conn, er
 
 // streamArm returns a sample function: connect (not measured), then read the stream with the
 // pattern for the sample's duration (measured), then hang up.
-func (ts *transportSetup) streamArm(dial dialFunc, recordSize int, pat string) func(context.Context, time.Duration) (sample, error) {
-	return func(ctx context.Context, d time.Duration) (sample, error) {
+func (ts *transportSetup) streamArm(dial dialFunc, recordSize int, pat string) func(context.Context, time.Duration) (report.Sample, error) {
+	return func(ctx context.Context, d time.Duration) (report.Sample, error) {
 		dctx, cancel := context.WithTimeout(ctx, sampleGrace)
 		defer cancel()
 		r, c, err := dial(dctx, recordSize)
 		if err != nil {
-			return sample{}, err
+			return report.Sample{}, err
 		}
 		defer c.Close()
 		if err := c.SetReadDeadline(time.Now().Add(d + sampleGrace)); err != nil {
-			return sample{}, fmt.Errorf("set read deadline: %w", err)
+			return report.Sample{}, fmt.Errorf("set read deadline: %w", err)
 		}
 		if pat == pattern64K {
 			buf := make([]byte, 64<<10)

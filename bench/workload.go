@@ -9,6 +9,8 @@ import (
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
+
+	"github.com/tdsbridge/tdsbridge/internal/report"
 )
 
 // Statements of the workload cells. SQL Server 2022 runs each of them the same way as tdstest
@@ -82,7 +84,7 @@ func workloads(rows int64, size int) []workload {
 			newOp: func(bc *benchConn) func(context.Context) error { return narrowOp(bc, rows) }},
 		{name: fmt.Sprintf("wide rows x%d", rows), heavy: true, what: "int, nvarchar(50), datetime2(7), decimal(18,4), bit from GENERATE_SERIES", unit: "row", perOp: rows, dir: dirReceived,
 			newOp: func(bc *benchConn) func(context.Context) error { return wideOp(bc, rows) }},
-		{name: fmt.Sprintf("upload %s varbinary(max) parameter", byteLabel(size)), what: stmtLength, unit: "query", perOp: 1, dir: dirSent,
+		{name: fmt.Sprintf("upload %s varbinary(max) parameter", report.ByteLabel(size)), what: stmtLength, unit: "query", perOp: 1, dir: dirSent,
 			newOp: func(bc *benchConn) func(context.Context) error { return uploadOp(bc, size) }},
 		{name: fmt.Sprintf("CopyIn x%d rows", rows), heavy: true, what: "CREATE TABLE #t, CopyIn in a transaction, checksum, DROP", unit: "row", perOp: rows, dir: dirSent,
 			newOp: func(bc *benchConn) func(context.Context) error { return copyInOp(bc, rows) }},

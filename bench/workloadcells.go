@@ -11,6 +11,7 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
+	"github.com/tdsbridge/tdsbridge/internal/report"
 	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
@@ -27,7 +28,7 @@ func workloadCells(ctx context.Context, cfg *config, pool *driverPool, t driverT
 	if cfg.cells != nil {
 		var keep []workload
 		for _, w := range ws {
-			if cfg.cells.MatchString(groupDriver + " " + w.name) {
+			if cfg.cells.MatchString(report.GroupDriver + " " + w.name) {
 				keep = append(keep, w)
 			}
 		}
@@ -42,8 +43,8 @@ func workloadCells(ctx context.Context, cfg *config, pool *driverPool, t driverT
 	}
 	var cells []*cellRunner
 	for i, w := range ws {
-		res := &cellResult{
-			Group:      groupDriver,
+		res := &report.Cell{
+			Group:      report.GroupDriver,
 			Name:       w.name,
 			PacketSize: workloadPacketSize,
 			Workload:   w.what,
@@ -64,7 +65,7 @@ func workloadCells(ctx context.Context, cfg *config, pool *driverPool, t driverT
 			}
 			arms = append(arms, armRunner{spec.name, workloadArm(bc, w, counted[i].bytes)})
 		}
-		c := newCell(res, arms, driverRatioPairs)
+		c := newCell(res, arms, report.DriverRatioPairs)
 		if w.heavy {
 			c.rounds = heavyRounds(cfg.rounds)
 		}
@@ -81,10 +82,10 @@ func heavyRounds(rounds int) int { return (rounds + 1) / 2 }
 // workloadArm returns a sample function that runs w's operation on bc for d; each operation
 // counts bytesPerOp bytes. Heavy workloads skip the unmeasured first operation (see measure).
 // For latency workloads the sample also carries the p50 and p99 of the operations' wall times.
-func workloadArm(bc *benchConn, w workload, bytesPerOp int64) func(context.Context, time.Duration) (sample, error) {
+func workloadArm(bc *benchConn, w workload, bytesPerOp int64) func(context.Context, time.Duration) (report.Sample, error) {
 	op := w.newOp(bc)
 	var lat []time.Duration // reused from sample to sample
-	return func(ctx context.Context, d time.Duration) (sample, error) {
+	return func(ctx context.Context, d time.Duration) (report.Sample, error) {
 		sctx, cancel := context.WithTimeout(ctx, d+sampleGrace)
 		defer cancel()
 		prime := !w.heavy
@@ -146,11 +147,11 @@ func countBytes(ctx context.Context, t driverTarget, ws []workload, prog *progre
 	for i, w := range ws {
 		op := w.newOp(bc)
 		if err := op(ctx); err != nil {
-			return nil, fmt.Errorf("bench: %s %s, byte count: %w", groupDriver, w.name, err)
+			return nil, fmt.Errorf("bench: %s %s, byte count: %w", report.GroupDriver, w.name, err)
 		}
 		r0, w0 := cc.read.Load(), cc.written.Load()
 		if err := op(ctx); err != nil {
-			return nil, fmt.Errorf("bench: %s %s, byte count: %w", groupDriver, w.name, err)
+			return nil, fmt.Errorf("bench: %s %s, byte count: %w", report.GroupDriver, w.name, err)
 		}
 		r, wr := cc.read.Load()-r0, cc.written.Load()-w0
 		var n int64
@@ -163,7 +164,7 @@ func countBytes(ctx context.Context, t driverTarget, ws []workload, prog *progre
 			n = r + wr
 		}
 		if n <= 0 {
-			return nil, fmt.Errorf("bench: %s %s, byte count: no bytes %s", groupDriver, w.name, w.dir)
+			return nil, fmt.Errorf("bench: %s %s, byte count: no bytes %s", report.GroupDriver, w.name, w.dir)
 		}
 		out[i] = byteCount{bytes: n, how: how + " " + w.dir.String()}
 	}

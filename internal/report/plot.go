@@ -1,10 +1,9 @@
-package main
+package report
 
 import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strings"
 
 	"github.com/tdsbridge/tdsbridge/internal/stats"
@@ -30,15 +29,15 @@ type plotBar struct {
 // armColors gives each arm one colour in every panel; TLS and plaintext of the same side share
 // a hue.
 var armColors = map[string]string{
-	armNativeTLS:    "#4e79a7",
-	armBridgedTLS:   "#f28e2b",
-	armNativePlain:  "#a0cbe8",
-	armBridgedPlain: "#ffbe7d",
-	armTLSConn:      "#4e79a7",
-	armBridge:       "#f28e2b",
-	armBridgeDirect: "#e15759",
-	armFloorAESGCM:  "#59a14f",
-	armFloorTCP:     "#8cd17d",
+	ArmNativeTLS:    "#4e79a7",
+	ArmBridgedTLS:   "#f28e2b",
+	ArmNativePlain:  "#a0cbe8",
+	ArmBridgedPlain: "#ffbe7d",
+	ArmTLSConn:      "#4e79a7",
+	ArmBridge:       "#f28e2b",
+	ArmBridgeDirect: "#e15759",
+	ArmFloorAESGCM:  "#59a14f",
+	ArmFloorTCP:     "#8cd17d",
 }
 
 // Plot geometry, in SVG user units (px).
@@ -57,21 +56,13 @@ const (
 	plotTickCount = 5
 )
 
-// writePlotFile writes the SVG chart to path; only .svg files are supported.
-func writePlotFile(path string, r *report) error {
-	if ext := strings.ToLower(filepath.Ext(path)); ext != ".svg" {
-		return fmt.Errorf("bench: -plot %s: only .svg is supported (got %q)", path, ext)
-	}
-	return writeFile(path, r, writeSVG)
-}
-
 // plotPanels turns the report into panels: the driver value cells in client CPU ms/MiB, the
 // workload cells relative to native TLS, and the
 // transport and floor cells in client CPU ms/MB.
-func plotPanels(r *report) []plotPanel {
+func plotPanels(r *Report) []plotPanel {
 	var panels []plotPanel
-	var cells, loads []*cellResult
-	for _, c := range r.cellsOf(groupDriver) {
+	var cells, loads []*Cell
+	for _, c := range r.CellsOf(GroupDriver) {
 		if c.Workload == "" {
 			cells = append(cells, c)
 		} else { // per MiB of a few bytes would dwarf the value cells: a panel of their own
@@ -79,20 +70,20 @@ func plotPanels(r *report) []plotPanel {
 		}
 	}
 	if len(cells) > 0 {
-		panels = append(panels, plotPanel{title: "Driver: client CPU ms per MiB (median, whisker = spread)", groups: plotGroups(cells, func(a *armResult) stats.Summary { return a.CPUPerMiB })})
+		panels = append(panels, plotPanel{title: "Driver: client CPU ms per MiB (median, whisker = spread)", groups: plotGroups(cells, func(a *Arm) stats.Summary { return a.CPUPerMiB })})
 	}
 	if len(loads) > 0 {
-		panels = append(panels, plotPanel{title: "Driver workloads: client CPU per operation over native TLS's median (whisker = spread)", groups: relativeGroups(loads, armNativeTLS)})
+		panels = append(panels, plotPanel{title: "Driver workloads: client CPU per operation over native TLS's median (whisker = spread)", groups: relativeGroups(loads, ArmNativeTLS)})
 	}
-	cells = append(r.cellsOf(groupTransport), r.cellsOf(groupFloor)...)
+	cells = append(r.CellsOf(GroupTransport), r.CellsOf(GroupFloor)...)
 	if len(cells) > 0 {
-		panels = append(panels, plotPanel{title: "Transport only and floor: client CPU ms per MB", groups: plotGroups(cells, func(a *armResult) stats.Summary { return a.CPUPerMB })})
+		panels = append(panels, plotPanel{title: "Transport only and floor: client CPU ms per MB", groups: plotGroups(cells, func(a *Arm) stats.Summary { return a.CPUPerMB })})
 	}
 	return panels
 }
 
 // plotGroups makes one group per cell with one bar per measured arm.
-func plotGroups(cells []*cellResult, metric func(*armResult) stats.Summary) []plotGroup {
+func plotGroups(cells []*Cell, metric func(*Arm) stats.Summary) []plotGroup {
 	var gs []plotGroup
 	for _, c := range cells {
 		g := plotGroup{label: c.Name}
@@ -112,10 +103,10 @@ func plotGroups(cells []*cellResult, metric func(*armResult) stats.Summary) []pl
 // relativeGroups makes one group per cell with one bar per measured arm: the arm's CPU per
 // operation (median and spread) divided by the median of the cell's base arm; cells without the
 // base arm are left out.
-func relativeGroups(cells []*cellResult, base string) []plotGroup {
+func relativeGroups(cells []*Cell, base string) []plotGroup {
 	var gs []plotGroup
 	for _, c := range cells {
-		b := c.arm(base)
+		b := c.Arm(base)
 		if b == nil || b.CPU.N == 0 || b.CPU.Median <= 0 {
 			continue
 		}
@@ -133,8 +124,10 @@ func relativeGroups(cells []*cellResult, base string) []plotGroup {
 	return gs
 }
 
-// writeSVG draws the report's panels, stacked, as a standalone SVG document.
-func writeSVG(w io.Writer, r *report) error {
+// WriteSVG draws the report's panels (driver value cells, workload cells, transport and floor
+// cells; a panel per group that has cells), stacked, as a standalone SVG document, in one Write
+// to w.
+func WriteSVG(w io.Writer, r *Report) error {
 	panels := plotPanels(r)
 	width := plotMinWidth
 	for _, p := range panels {
@@ -151,7 +144,7 @@ func writeSVG(w io.Writer, r *report) error {
 	fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#555">%s</text>`+"\n", plotLeft, height-10, xmlEscape(fmt.Sprintf("tdsbridge bench, %s, %s, %d rounds", r.Date, r.CPUModel, r.Rounds)))
 	b.WriteString("</svg>\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
-		return fmt.Errorf("bench: write SVG: %w", err)
+		return fmt.Errorf("report: write SVG: %w", err)
 	}
 	return nil
 }

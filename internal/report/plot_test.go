@@ -1,18 +1,17 @@
-package main
+package report
 
 import (
 	"bytes"
 	"encoding/xml"
 	"errors"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func TestWriteSVG(t *testing.T) {
 	var buf bytes.Buffer
-	if err := writeSVG(&buf, fakeReport()); err != nil {
+	if err := WriteSVG(&buf, fakeReport()); err != nil {
 		t.Fatal(err)
 	}
 	// Well-formed XML, and one filled bar (a rect with a title) per measured arm: 4 + 2 in the
@@ -79,12 +78,5 @@ func TestNiceStep(t *testing.T) {
 		if got := niceStep(tt.in); got < tt.want*0.999999 || got > tt.want*1.000001 {
 			t.Errorf("niceStep(%v) = %v, want %v", tt.in, got, tt.want)
 		}
-	}
-}
-
-func TestWritePlotFileRejectsOtherFormats(t *testing.T) {
-	err := writePlotFile(filepath.Join(t.TempDir(), "x.png"), fakeReport())
-	if err == nil || !strings.Contains(err.Error(), "only .svg") {
-		t.Errorf("writePlotFile(.png) = %v, want an only-.svg error", err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"math"
@@ -8,10 +8,10 @@ import (
 
 // Groups of cells, in the order the table prints them.
 const (
-	groupDriver    = "driver"
-	groupTransport = "transport"
-	groupFloor     = "floor"
-	groupIdle      = "idle" // the idle heap figure (not a cell of the rounds)
+	GroupDriver    = "driver"    // go-mssqldb through a TDS server: value cells and workload cells
+	GroupTransport = "transport" // a TLS stream alone, no driver
+	GroupFloor     = "floor"     // the least a TLS read over loopback can cost
+	GroupIdle      = "idle"      // the idle heap figure (not a cell of the rounds)
 )
 
 // Arm names. The driver arms are go-mssqldb with its own TLS (native) or through the bridge
@@ -19,60 +19,68 @@ const (
 // tls.Conn on the socket, the bridge with its coalescing reader, and the bridge with
 // CoalesceRecords under a tls.Conn read directly (the path mssqlbridge's driver reads take).
 const (
-	armNativeTLS    = "native TLS"
-	armBridgedTLS   = "bridged TLS"
-	armNativePlain  = "native plain"
-	armBridgedPlain = "bridged plain"
-	armTLSConn      = "tls.Conn"
-	armBridge       = "bridge"
-	armBridgeDirect = "bridge, tls.Conn read"
-	armFloorAESGCM  = "AES-128-GCM open"
-	armFloorTCP     = "TCP read"
+	ArmNativeTLS    = "native TLS"
+	ArmBridgedTLS   = "bridged TLS"
+	ArmNativePlain  = "native plain"
+	ArmBridgedPlain = "bridged plain"
+	ArmTLSConn      = "tls.Conn"
+	ArmBridge       = "bridge"
+	ArmBridgeDirect = "bridge, tls.Conn read"
+	ArmFloorAESGCM  = "AES-128-GCM open"
+	ArmFloorTCP     = "TCP read"
 )
 
-// report is everything one run measured; it is what -json writes.
-type report struct {
-	Date          string        `json:"date"`
-	CPUModel      string        `json:"cpu_model"`
-	NumCPU        int           `json:"num_cpu"`
-	GOMAXPROCS    int           `json:"gomaxprocs"`
-	GoVersion     string        `json:"go_version"`
-	DriverVersion string        `json:"driver_version"`
-	Mode          string        `json:"mode"`
-	Server        string        `json:"server"` // what the driver arms talked to
-	Rounds        int           `json:"rounds"`
-	Budget        string        `json:"duration"`
-	Elapsed       string        `json:"elapsed"`
-	ValueBytes    int           `json:"value_bytes"`
-	Cells         []*cellResult `json:"cells"`
-	Targets       []target      `json:"targets,omitempty"`
-	Worse         []worseCell   `json:"worse_cells,omitempty"` // ratios significantly worse than their baseline
-	RatiosChecked int           `json:"ratios_checked"`        // ratios looked at for Worse
-	Idle          []*idleResult `json:"idle,omitempty"`        // heap per idle pooled connection
+// DriverRatioPairs are the (candidate, baseline) arm pairs compared in every driver cell and in
+// the idle heap figure: bridged over native, with TLS and in plaintext. Read-only.
+var DriverRatioPairs = [][2]string{{ArmBridgedTLS, ArmNativeTLS}, {ArmBridgedPlain, ArmNativePlain}}
+
+// Report is everything one run measured; it is what WriteJSON writes and WriteTable and WriteSVG
+// draw. Date, Budget and Elapsed are preformatted text; the figures are in their cells.
+type Report struct {
+	Date          string      `json:"date"`      // when the run started, e.g. "2026-11-30 07:00 UTC"
+	CPUModel      string      `json:"cpu_model"` // the machine's CPU model name
+	NumCPU        int         `json:"num_cpu"`
+	GOMAXPROCS    int         `json:"gomaxprocs"`
+	GoVersion     string      `json:"go_version"`
+	DriverVersion string      `json:"driver_version"` // go-mssqldb's module version
+	Mode          string      `json:"mode"`           // which groups the run measured
+	Server        string      `json:"server"`         // what the driver arms talked to
+	Rounds        int         `json:"rounds"`
+	Budget        string      `json:"duration"`    // the run's time budget
+	Elapsed       string      `json:"elapsed"`     // the run's wall time
+	ValueBytes    int         `json:"value_bytes"` // bytes of the value one driver value query reads
+	Cells         []*Cell     `json:"cells"`
+	Targets       []Target    `json:"targets,omitempty"`
+	Worse         []WorseCell `json:"worse_cells,omitempty"` // ratios significantly worse than their baseline
+	RatiosChecked int         `json:"ratios_checked"`        // ratios looked at for Worse
+	Idle          []*Idle     `json:"idle,omitempty"`        // heap per idle pooled connection
 }
 
-// cellResult is one cell of the table: a workload measured with every arm.
-type cellResult struct {
-	Group      string        `json:"group"`
-	Name       string        `json:"name"`
-	Value      string        `json:"value,omitempty"`         // driver: nvarchar or varbinary
-	PacketSize int           `json:"packet_size,omitempty"`   // driver: negotiated TDS packet size
-	RecordSize int           `json:"record_size,omitempty"`   // TLS record size; 0: one per packet
-	Pattern    string        `json:"read_pattern,omitempty"`  // transport: how the client reads
-	Workload   string        `json:"workload,omitempty"`      // driver workload cells: what each query does
-	RoundTrip  bool          `json:"round_trip,omitempty"`    // workload: a query moves a packet or two each way
-	Unit       string        `json:"unit,omitempty"`          // workload: what one operation is ("query", "row")
-	PerOp      int64         `json:"units_per_op,omitempty"`  // workload: units (rows) per operation
-	BytesPerOp int64         `json:"bytes_per_op,omitempty"`  // workload: bytes one operation moves (counted once)
-	Counted    string        `json:"bytes_counted,omitempty"` // workload: which bytes BytesPerOp counts
-	Arms       []*armResult  `json:"arms"`
-	Ratios     []ratioResult `json:"ratios,omitempty"`
+// Cell is one cell of the table: a workload measured with every arm. Fields marked "driver",
+// "transport" or "workload" are set only in cells of that kind.
+type Cell struct {
+	Group      string  `json:"group"`
+	Name       string  `json:"name"`
+	Value      string  `json:"value,omitempty"`         // driver: nvarchar or varbinary
+	PacketSize int     `json:"packet_size,omitempty"`   // driver: negotiated TDS packet size
+	RecordSize int     `json:"record_size,omitempty"`   // TLS record size; 0: one per packet
+	Pattern    string  `json:"read_pattern,omitempty"`  // transport: how the client reads
+	Workload   string  `json:"workload,omitempty"`      // driver workload cells: what each query does
+	RoundTrip  bool    `json:"round_trip,omitempty"`    // workload: a query moves a packet or two each way
+	Unit       string  `json:"unit,omitempty"`          // workload: what one operation is ("query", "row")
+	PerOp      int64   `json:"units_per_op,omitempty"`  // workload: units (rows) per operation
+	BytesPerOp int64   `json:"bytes_per_op,omitempty"`  // workload: bytes one operation moves (counted once)
+	Counted    string  `json:"bytes_counted,omitempty"` // workload: which bytes BytesPerOp counts
+	Arms       []*Arm  `json:"arms"`
+	Ratios     []Ratio `json:"ratios,omitempty"`
 }
 
-// armResult is one arm of a cell: one sample per round, and the summaries over the rounds.
-type armResult struct {
+// Arm is one arm of a cell: one sample per round, and the summaries over the rounds (set by
+// Finish; units in the JSON names: ms per operation, ms per MiB = 2^20 bytes, ms per MB = 10^6
+// bytes, MB/s, read system calls per MiB).
+type Arm struct {
 	Name      string        `json:"arm"`
-	Samples   []sample      `json:"samples"`
+	Samples   []Sample      `json:"samples"`
 	Wall      stats.Summary `json:"wall_ms_per_op"`
 	CPU       stats.Summary `json:"cpu_ms_per_op"`
 	CPUPerMiB stats.Summary `json:"cpu_ms_per_mib"`
@@ -83,15 +91,16 @@ type armResult struct {
 	WallP99   stats.Summary `json:"wall_ms_p99,omitempty"` // latency workloads: per-sample p99 of one operation
 }
 
-// ratioResult is a paired comparison of two arms of a cell on client CPU per byte.
-type ratioResult struct {
+// Ratio is a paired comparison of two arms of a cell on client CPU per byte: the per-round
+// ratios candidate/baseline of CPU ms per MiB, summarized.
+type Ratio struct {
 	Candidate string `json:"candidate"`
 	Baseline  string `json:"baseline"`
 	stats.Ratio
 }
 
-// arm returns the cell's arm of that name, or nil.
-func (c *cellResult) arm(name string) *armResult {
+// Arm returns the cell's arm of that name, or nil.
+func (c *Cell) Arm(name string) *Arm {
 	for _, a := range c.Arms {
 		if a.Name == name {
 			return a
@@ -100,8 +109,8 @@ func (c *cellResult) arm(name string) *armResult {
 	return nil
 }
 
-// ratioOf returns the ratio candidate/baseline of the cell, or nil.
-func (c *cellResult) ratioOf(candidate, baseline string) *ratioResult {
+// RatioOf returns the ratio candidate/baseline of the cell, or nil.
+func (c *Cell) RatioOf(candidate, baseline string) *Ratio {
 	for i := range c.Ratios {
 		if c.Ratios[i].Candidate == candidate && c.Ratios[i].Baseline == baseline {
 			return &c.Ratios[i]
@@ -110,36 +119,36 @@ func (c *cellResult) ratioOf(candidate, baseline string) *ratioResult {
 	return nil
 }
 
-// finish computes the arm summaries and the ratios listed in pairs (candidate, baseline names)
+// Finish computes the arm summaries and the ratios listed in pairs (candidate, baseline names)
 // from the samples.
-func (c *cellResult) finish(pairs [][2]string) {
+func (c *Cell) Finish(pairs [][2]string) {
 	for _, a := range c.Arms {
-		a.finish()
+		a.Finish()
 	}
 	c.Ratios = c.Ratios[:0]
 	for _, p := range pairs {
-		cand, base := c.arm(p[0]), c.arm(p[1])
+		cand, base := c.Arm(p[0]), c.Arm(p[1])
 		if cand == nil || base == nil || len(cand.Samples) == 0 || len(base.Samples) == 0 {
 			continue
 		}
-		c.Ratios = append(c.Ratios, ratioResult{
+		c.Ratios = append(c.Ratios, Ratio{
 			Candidate: p[0],
 			Baseline:  p[1],
-			Ratio:     stats.PairedRatio(perSample(cand.Samples, sample.cpuMsPerMiB), perSample(base.Samples, sample.cpuMsPerMiB)),
+			Ratio:     stats.PairedRatio(perSample(cand.Samples, Sample.CPUMsPerMiB), perSample(base.Samples, Sample.CPUMsPerMiB)),
 		})
 	}
 }
 
-// finish computes the summaries of the arm's samples.
-func (a *armResult) finish() {
-	a.Wall = stats.Summarize(perSample(a.Samples, sample.wallMsPerOp))
-	a.CPU = stats.Summarize(perSample(a.Samples, sample.cpuMsPerOp))
-	a.CPUPerMiB = stats.Summarize(perSample(a.Samples, sample.cpuMsPerMiB))
-	a.CPUPerMB = stats.Summarize(perSample(a.Samples, sample.cpuMsPerMB))
-	a.MBps = stats.Summarize(perSample(a.Samples, sample.mbPerSec))
-	a.Reads = stats.Summarize(known(perSample(a.Samples, sample.readsPerMiB)))
-	a.WallP50 = stats.Summarize(known(perSample(a.Samples, sample.p50Ms)))
-	a.WallP99 = stats.Summarize(known(perSample(a.Samples, sample.p99Ms)))
+// Finish computes the summaries of the arm's samples.
+func (a *Arm) Finish() {
+	a.Wall = stats.Summarize(perSample(a.Samples, Sample.WallMsPerOp))
+	a.CPU = stats.Summarize(perSample(a.Samples, Sample.CPUMsPerOp))
+	a.CPUPerMiB = stats.Summarize(perSample(a.Samples, Sample.CPUMsPerMiB))
+	a.CPUPerMB = stats.Summarize(perSample(a.Samples, Sample.CPUMsPerMB))
+	a.MBps = stats.Summarize(perSample(a.Samples, Sample.MBPerSec))
+	a.Reads = stats.Summarize(known(perSample(a.Samples, Sample.ReadsPerMiB)))
+	a.WallP50 = stats.Summarize(known(perSample(a.Samples, Sample.P50Ms)))
+	a.WallP99 = stats.Summarize(known(perSample(a.Samples, Sample.P99Ms)))
 }
 
 // known returns xs without its NaN values.
@@ -154,7 +163,7 @@ func known(xs []float64) []float64 {
 }
 
 // perSample maps f over the samples.
-func perSample(ss []sample, f func(sample) float64) []float64 {
+func perSample(ss []Sample, f func(Sample) float64) []float64 {
 	xs := make([]float64, len(ss))
 	for i, s := range ss {
 		xs[i] = f(s)
@@ -162,13 +171,23 @@ func perSample(ss []sample, f func(sample) float64) []float64 {
 	return xs
 }
 
-// cells returns the report's cells of one group, in order.
-func (r *report) cellsOf(group string) []*cellResult {
-	var cs []*cellResult
+// CellsOf returns the report's cells of one group, in order.
+func (r *Report) CellsOf(group string) []*Cell {
+	var cs []*Cell
 	for _, c := range r.Cells {
 		if c.Group == group {
 			cs = append(cs, c)
 		}
 	}
 	return cs
+}
+
+// Idle is the idle heap figure of one driver arm: KiB (2^10 bytes) of Go heap per pooled
+// connection left idle after one query of the value size, one figure per round, and their
+// summary.
+type Idle struct {
+	Arm     string        `json:"arm"`
+	Conns   int           `json:"conns"`        // pooled connections measured together
+	KiB     []float64     `json:"kib_per_conn"` // by round
+	Summary stats.Summary `json:"summary"`      // of KiB
 }

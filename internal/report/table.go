@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -9,11 +9,11 @@ import (
 	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
-// writeTable prints the report as readable tables: the run's context, the driver value cells
+// WriteTable prints the report to w as readable tables: the run's context, the driver value cells
 // (per arm, then a summary with ratios, then the transport's part of the TLS figures), the
 // workload cells, the idle heap figure, the targets, the transport-only comparison and the
 // floor. Sections without cells are left out.
-func writeTable(w io.Writer, r *report) error {
+func WriteTable(w io.Writer, r *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
 	p("tdsbridge bench, %s\n", r.Date)
@@ -24,8 +24,8 @@ func writeTable(w io.Writer, r *report) error {
 	}
 	p("figures: median over rounds %s; client CPU = user+system time of this process (servers run in a child);\n", spreadNote(r.Rounds))
 	p("reads/MiB = read system calls of this process per MiB received (median)\n")
-	var values, loads []*cellResult
-	for _, c := range r.cellsOf(groupDriver) {
+	var values, loads []*Cell
+	for _, c := range r.CellsOf(GroupDriver) {
 		if c.Workload != "" {
 			loads = append(loads, c)
 		} else {
@@ -44,7 +44,7 @@ func writeTable(w io.Writer, r *report) error {
 	if len(r.Targets) > 0 || r.RatiosChecked > 0 {
 		writeTargets(p, r)
 	}
-	if cells := r.cellsOf(groupTransport); len(cells) > 0 {
+	if cells := r.CellsOf(GroupTransport); len(cells) > 0 {
 		p("\n== Transport only: TLS 1.2 AES-128-GCM over loopback, sender in a child process ==\n")
 		p("x floor = CPU ms/MB over the floor for the record size (AES-128-GCM open + loopback TCP read)\n")
 		p("cell\tarm\tMB/s\tCPU ms/MB\tx floor\treads/MiB\tCPU ratio bridge/tls.Conn\n")
@@ -54,17 +54,17 @@ func writeTable(w io.Writer, r *report) error {
 				if i == 0 {
 					name = c.Name
 				}
-				if a.Name == armBridge || a.Name == armBridgeDirect {
-					rat = fmtRatio(c.ratioOf(a.Name, armTLSConn))
+				if a.Name == ArmBridge || a.Name == ArmBridgeDirect {
+					rat = fmtRatio(c.RatioOf(a.Name, ArmTLSConn))
 				}
-				if f := floorFor(r, c.RecordSize); f > 0 && a.CPUPerMB.N > 0 {
+				if f := r.Floor(c.RecordSize); f > 0 && a.CPUPerMB.N > 0 {
 					xf = fmt.Sprintf("%.2fx", a.CPUPerMB.Median/f)
 				}
 				p("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, a.Name, fmtStat(a.MBps), fmtStat(a.CPUPerMB), xf, fmtMedian(a.Reads), rat)
 			}
 		}
 	}
-	if cells := r.cellsOf(groupFloor); len(cells) > 0 {
+	if cells := r.CellsOf(GroupFloor); len(cells) > 0 {
 		p("\n== Floor: the least a TLS read over loopback can cost ==\n")
 		p("what\tCPU ms/MB\tMB/s\treads/MiB\n")
 		for _, c := range cells {
@@ -74,18 +74,18 @@ func writeTable(w io.Writer, r *report) error {
 		}
 	}
 	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("bench: write table: %w", err)
+		return fmt.Errorf("report: write table: %w", err)
 	}
 	return nil
 }
 
-// printer is writeTable's formatted writer.
+// printer is WriteTable's formatted writer.
 type printer func(format string, args ...any)
 
 // writeValueCells prints the driver value cells: per arm, the summary with ratios, and the
 // transport's part of each TLS figure (see transportPart).
-func writeValueCells(p printer, r *report, cells []*cellResult) {
-	p("\n== Driver: one SELECT of a %s value per query, one connection ==\n", byteLabel(r.ValueBytes))
+func writeValueCells(p printer, r *Report, cells []*Cell) {
+	p("\n== Driver: one SELECT of a %s value per query, one connection ==\n", ByteLabel(r.ValueBytes))
 	p("packet sizes as requested; servers cap encrypted connections at 16383, as SQL Server does\n")
 	p("cell\tarm\tqueries\twall ms/query\tCPU ms/query\tCPU ms/MiB\treads/MiB\n")
 	for _, c := range cells {
@@ -102,9 +102,9 @@ func writeValueCells(p printer, r *report, cells []*cellResult) {
 	p("cell\tnative TLS\tbridged TLS\tnative plain\tbridged plain\tratio TLS\tratio plain\n")
 	for _, c := range cells {
 		p("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name,
-			armMedian(c, armNativeTLS), armMedian(c, armBridgedTLS),
-			armMedian(c, armNativePlain), armMedian(c, armBridgedPlain),
-			fmtRatio(c.ratioOf(armBridgedTLS, armNativeTLS)), fmtRatio(c.ratioOf(armBridgedPlain, armNativePlain)))
+			armMedian(c, ArmNativeTLS), armMedian(c, ArmBridgedTLS),
+			armMedian(c, ArmNativePlain), armMedian(c, ArmBridgedPlain),
+			fmtRatio(c.RatioOf(ArmBridgedTLS, ArmNativeTLS)), fmtRatio(c.RatioOf(ArmBridgedPlain, ArmNativePlain)))
 	}
 	p("\n== Driver: the transport's part of the TLS figures, ms/MiB (from medians: descriptive; the ratios are the evidence) ==\n")
 	p("driver = cheaper plain arm - TCP read floor (an upper bound of the driver's own work); transport = TLS arm - driver;\n")
@@ -118,10 +118,10 @@ func writeValueCells(p printer, r *report, cells []*cellResult) {
 	}
 }
 
-// writeWorkloadCells prints the workload cells: what each does, per arm, and a summary with
-// ratios.
-func writeWorkloadCells(p printer, cells []*cellResult) {
-	p("\n== Driver workloads: packet size %d, one pinned connection per arm, every answer checked ==\n", workloadPacketSize)
+// writeWorkloadCells prints the workload cells (at least one; they share one packet size): what
+// each does, per arm, and a summary with ratios.
+func writeWorkloadCells(p printer, cells []*Cell) {
+	p("\n== Driver workloads: packet size %d, one pinned connection per arm, every answer checked ==\n", cells[0].PacketSize)
 	for _, c := range cells {
 		p("%s: %s; %s per operation (%s)\n", c.Name, c.Workload, byteCountLabel(c.BytesPerOp), c.Counted)
 	}
@@ -143,14 +143,14 @@ func writeWorkloadCells(p printer, cells []*cellResult) {
 	p("\n== Driver workloads summary: ratios bridged/native of client CPU per operation ==\n")
 	p("cell\tratio TLS\tratio plain\n")
 	for _, c := range cells {
-		p("%s\t%s\t%s\n", c.Name, fmtRatio(c.ratioOf(armBridgedTLS, armNativeTLS)), fmtRatio(c.ratioOf(armBridgedPlain, armNativePlain)))
+		p("%s\t%s\t%s\n", c.Name, fmtRatio(c.RatioOf(ArmBridgedTLS, ArmNativeTLS)), fmtRatio(c.RatioOf(ArmBridgedPlain, ArmNativePlain)))
 	}
 }
 
 // writeIdle prints the idle heap figure per arm and the paired ratios bridged/native.
-func writeIdle(p printer, r *report) {
+func writeIdle(p printer, r *Report) {
 	n := r.Idle[0].Conns
-	p("\n== Idle: Go heap per pooled connection, %d connections each idle after one %s query ==\n", n, byteLabel(r.ValueBytes))
+	p("\n== Idle: Go heap per pooled connection, %d connections each idle after one %s query ==\n", n, ByteLabel(r.ValueBytes))
 	p("heap = HeapAlloc after GC with the pool idle, minus before opening it, / %d; ratio per round, bridged/native\n", n)
 	p("arm\tKiB per connection\trounds\tratio bridged/native\n")
 	kib := map[string][]float64{}
@@ -159,9 +159,9 @@ func writeIdle(p printer, r *report) {
 	}
 	for _, res := range r.Idle {
 		rat := ""
-		for _, pair := range driverRatioPairs {
+		for _, pair := range DriverRatioPairs {
 			if pair[0] == res.Arm && kib[pair[1]] != nil {
-				q := ratioResult{Ratio: stats.PairedRatio(res.KiB, kib[pair[1]])}
+				q := Ratio{Ratio: stats.PairedRatio(res.KiB, kib[pair[1]])}
 				rat = fmtRatio(&q)
 			}
 		}
@@ -171,7 +171,7 @@ func writeIdle(p printer, r *report) {
 
 // writeTargets prints every target with its figures and verdict, then the check that no ratio
 // of the table is significantly worse than its baseline.
-func writeTargets(p printer, r *report) {
+func writeTargets(p printer, r *Report) {
 	p("\n== Targets: MET = the median meets the limit AND the rounds support it ==\n")
 	p("gain: better than the bound in >= 75%% of rounds or sign test p < 0.05; not worse: not worse with p < 0.05\n")
 	for _, t := range r.Targets {
@@ -186,7 +186,7 @@ func writeTargets(p printer, r *report) {
 		}
 		lo, hi := v.Spread()
 		p("%s = %.3f [%.2f-%.2f], better %d/%d, p=%s; target %s %.2f (%s): %s\n", t.Name, v.Median, lo, hi,
-			v.Better, v.N, fmtP(v.P), rel, t.Limit, t.Kind, verdict)
+			v.Better, v.N, FormatP(v.P), rel, t.Limit, t.Kind, verdict)
 	}
 	if r.RatiosChecked > 0 {
 		if len(r.Worse) == 0 {
@@ -200,10 +200,10 @@ func writeTargets(p printer, r *report) {
 	}
 }
 
-// floorFor returns the floor of a TLS read of records of recordSize bytes over loopback: the
-// median CPU ms/MB of AES-128-GCM open at that record size plus that of the plain TCP read;
-// 0 if either was not measured.
-func floorFor(r *report, recordSize int) float64 {
+// Floor returns the floor of a TLS read of records of recordSize bytes over loopback: the
+// median CPU ms/MB of AES-128-GCM open at that record size plus that of the plain TCP read, from
+// the report's floor cells; 0 if either was not measured.
+func (r *Report) Floor(recordSize int) float64 {
 	aes, tcp := floorParts(r, recordSize)
 	if aes == 0 || tcp == 0 {
 		return 0
@@ -220,7 +220,7 @@ func spreadNote(n int) string {
 }
 
 // totalOps is the number of operations over all of the arm's samples.
-func totalOps(a *armResult) int64 {
+func totalOps(a *Arm) int64 {
 	var n int64
 	for _, s := range a.Samples {
 		n += s.Ops
@@ -258,16 +258,17 @@ func fmtNum(x float64) string {
 }
 
 // fmtRatio formats a paired ratio as "0.87 [0.85-0.90] 9/10 p=0.021", or "-" when absent.
-func fmtRatio(q *ratioResult) string {
+func fmtRatio(q *Ratio) string {
 	if q == nil || q.N == 0 {
 		return "-"
 	}
 	lo, hi := q.Spread()
-	return fmt.Sprintf("%.2f [%.2f-%.2f] %d/%d p=%s", q.Median, lo, hi, q.Lower, q.N, fmtP(q.P))
+	return fmt.Sprintf("%.2f [%.2f-%.2f] %d/%d p=%s", q.Median, lo, hi, q.Lower, q.N, FormatP(q.P))
 }
 
-// fmtP formats a p-value compactly.
-func fmtP(p float64) string {
+// FormatP formats a p-value compactly: "<0.001", or at most three decimals without trailing
+// zeros ("0.062", "1").
+func FormatP(p float64) string {
 	if p < 0.001 {
 		return "<0.001"
 	}
@@ -275,8 +276,8 @@ func fmtP(p float64) string {
 }
 
 // armMedian formats the median CPU ms/MiB of the cell's arm, or "-".
-func armMedian(c *cellResult, name string) string {
-	a := c.arm(name)
+func armMedian(c *Cell, name string) string {
+	a := c.Arm(name)
 	if a == nil || a.CPUPerMiB.N == 0 {
 		return "-"
 	}

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 
 func TestWriteTable(t *testing.T) {
 	var buf bytes.Buffer
-	if err := writeTable(&buf, fakeReport()); err != nil {
+	if err := WriteTable(&buf, fakeReport()); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -25,8 +25,6 @@ func TestWriteTable(t *testing.T) {
 		"0.87 [0.84-0.90] 5/5 p=0.062",
 		"0.93 [0.93-0.93] 5/5 p=0.062",
 		"varbinary/4096: bridged plain/native plain, CPU per MiB = 0.931 [0.93-0.93], better 5/5, p=0.062; target <= 0.90 (gain): NOT MET: too few rounds (5 < 10) for a verdict; median 0.931 above the limit 0.90",
-		"varbinary/4096: bridged TLS/native TLS, CPU per MiB = 0.867 [0.84-0.90], better 5/5, p=0.062; target <= 0.88 (gain): NOT MET: too few rounds (5 < 10) for a verdict",
-		"round trip SELECT @p1, @p2: bridged TLS/native TLS, CPU per operation = 1.000 [1.00-1.00], better 0/5, p=1; target <= 1.00 (not worse): NOT MET: too few rounds (5 < 10) for a verdict",
 		"no cell worse than its baseline with p < 0.05 (8 ratios): NOT MET, 1 worse:",
 		"  driver narrow rows x100000: bridged TLS/native TLS = 1.04 [1.04-1.04] 0/6 p=0.031",
 		"== Driver workloads: packet size 4096",
@@ -62,10 +60,10 @@ func TestWriteTable(t *testing.T) {
 
 func TestWriteTableOmitsEmptySections(t *testing.T) {
 	r := fakeReport()
-	r.Cells = r.cellsOf(groupTransport)
+	r.Cells = r.CellsOf(GroupTransport)
 	r.Targets, r.Worse, r.RatiosChecked, r.Idle = nil, nil, 0, nil
 	var buf bytes.Buffer
-	if err := writeTable(&buf, r); err != nil {
+	if err := WriteTable(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, absent := range []string{"== Driver", "== Targets", "== Floor", "== Idle"} {
@@ -88,8 +86,8 @@ func TestFmt(t *testing.T) {
 		p    float64
 		want string
 	}{{1, "1"}, {0.0625, "0.062"}, {0.5, "0.5"}, {0.0004, "<0.001"}} {
-		if got := fmtP(tt.p); got != tt.want {
-			t.Errorf("fmtP(%v) = %q, want %q", tt.p, got, tt.want)
+		if got := FormatP(tt.p); got != tt.want {
+			t.Errorf("FormatP(%v) = %q, want %q", tt.p, got, tt.want)
 		}
 	}
 	if got := fmtStat(stats.Summary{}); got != "-" {

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -27,10 +27,10 @@ type transportFigures struct {
 // floor of a TLS read is AES-128-GCM open at the cell's TLS record size (the packet size, or the
 // sweep's record size) plus the TCP read. Sweep cells, which have no plain arms, take the driver
 // figure of the value cell of the same value and packet size.
-func transportPart(r *report, c *cellResult) transportFigures {
+func transportPart(r *Report, c *Cell) transportFigures {
 	nan := math.NaN()
 	tf := transportFigures{floor: nan, driver: nan, native: nan, bridged: nan,
-		nativeTLS: armFigure(c, armNativeTLS), bridgedTLS: armFigure(c, armBridgedTLS)}
+		nativeTLS: armFigure(c, ArmNativeTLS), bridgedTLS: armFigure(c, ArmBridgedTLS)}
 	rs := c.RecordSize
 	if rs == 0 {
 		rs = min(c.PacketSize, 16<<10) // one record per packet
@@ -39,7 +39,7 @@ func transportPart(r *report, c *cellResult) transportFigures {
 	plainCell := c
 	if c.RecordSize != 0 {
 		plainCell = nil
-		for _, b := range r.cellsOf(groupDriver) {
+		for _, b := range r.CellsOf(GroupDriver) {
 			if b.Workload == "" && b.RecordSize == 0 && b.Value == c.Value && b.PacketSize == c.PacketSize {
 				plainCell = b
 			}
@@ -49,7 +49,7 @@ func transportPart(r *report, c *cellResult) transportFigures {
 		tf.floor = (aes + tcp) * mbPerMiB
 	}
 	if plainCell != nil && tcp > 0 {
-		plain := math.Min(armFigure(plainCell, armNativePlain), armFigure(plainCell, armBridgedPlain))
+		plain := math.Min(armFigure(plainCell, ArmNativePlain), armFigure(plainCell, ArmBridgedPlain))
 		if !math.IsNaN(plain) {
 			tf.driver = plain - tcp*mbPerMiB
 		}
@@ -60,8 +60,8 @@ func transportPart(r *report, c *cellResult) transportFigures {
 }
 
 // armFigure is the median CPU ms/MiB of the cell's arm, NaN if it was not measured.
-func armFigure(c *cellResult, name string) float64 {
-	a := c.arm(name)
+func armFigure(c *Cell, name string) float64 {
+	a := c.Arm(name)
 	if a == nil || a.CPUPerMiB.N == 0 {
 		return math.NaN()
 	}
@@ -70,13 +70,13 @@ func armFigure(c *cellResult, name string) float64 {
 
 // floorParts returns the median CPU ms/MB of AES-128-GCM open at recordSize and of the plain
 // TCP read; 0 for what was not measured.
-func floorParts(r *report, recordSize int) (aes, tcp float64) {
-	for _, c := range r.cellsOf(groupFloor) {
+func floorParts(r *Report, recordSize int) (aes, tcp float64) {
+	for _, c := range r.CellsOf(GroupFloor) {
 		for _, a := range c.Arms {
 			switch {
-			case a.Name == armFloorAESGCM && c.RecordSize == recordSize && a.CPUPerMB.N > 0:
+			case a.Name == ArmFloorAESGCM && c.RecordSize == recordSize && a.CPUPerMB.N > 0:
 				aes = a.CPUPerMB.Median
-			case a.Name == armFloorTCP && a.CPUPerMB.N > 0:
+			case a.Name == ArmFloorTCP && a.CPUPerMB.N > 0:
 				tcp = a.CPUPerMB.Median
 			}
 		}
