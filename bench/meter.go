@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/internal/cputime"
 )
 
 // meter measures one sample: start it, do the work, stop it. The read system call counter is
@@ -13,6 +16,16 @@ type meter struct {
 	wall0  time.Time
 	cpu0   time.Duration
 	reads0 int64
+}
+
+// processCPU returns the CPU time this process has used so far, all threads included; servers
+// run in a child process, so their CPU is not in it.
+func processCPU() (time.Duration, error) {
+	d, err := cputime.Process()
+	if err != nil {
+		return 0, fmt.Errorf("bench: %w", err)
+	}
+	return d, nil
 }
 
 // startMeter takes the starting read count, process CPU and wall clock.
