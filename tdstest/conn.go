@@ -271,15 +271,24 @@ func (c *conn) loginWithoutPrelogin() (connState, error) {
 		}
 		return stateDone, errors.New("LOGIN7 without PRELOGIN refused: the server's encryption setting ON requires encryption")
 	}
+	if err := c.startPlaintext(); err != nil {
+		return stateDone, err
+	}
+	c.logf("LOGIN7 without PRELOGIN: no encryption (server setting %v)", c.srv.Config.Encryption.preloginSetting())
+	return stateLogin, nil
+}
+
+// startPlaintext puts the connection in no-encryption mode: every byte from here on goes through
+// a bridge in plaintext mode (its read-ahead) in both directions.
+func (c *conn) startPlaintext() error {
 	c.mode = modeNone
 	c.b = bridge.New(c.sock, bridge.Options{Role: bridge.RoleServer})
 	if err := c.b.StartPlaintext(); err != nil {
-		return stateDone, fmt.Errorf("start plaintext: %w", err)
+		return fmt.Errorf("start plaintext: %w", err)
 	}
 	c.src.r = c.b
 	c.sink.w = c.b
-	c.logf("LOGIN7 without PRELOGIN: no encryption (server setting %v)", c.srv.Config.Encryption.preloginSetting())
-	return stateLogin, nil
+	return nil
 }
 
 // prelogin answers the client's PRELOGIN per the negotiation table.
@@ -324,13 +333,9 @@ func (c *conn) prelogin() (connState, error) {
 	case prelogin.OutcomeLoginOnly:
 		c.mode = modeLoginOnly
 	default:
-		c.mode = modeNone
-		c.b = bridge.New(c.sock, bridge.Options{Role: bridge.RoleServer})
-		if err := c.b.StartPlaintext(); err != nil {
-			return stateDone, fmt.Errorf("start plaintext: %w", err)
+		if err := c.startPlaintext(); err != nil {
+			return stateDone, err
 		}
-		c.src.r = c.b
-		c.sink.w = c.b
 		return stateLogin, nil
 	}
 	return stateHandshake, nil

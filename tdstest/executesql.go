@@ -15,15 +15,8 @@ const maxRPCValue = maxRequestMessage
 // procedures get ERROR 50000, and so does a malformed request (read whole, so the connection
 // stays usable).
 func (c *conn) rpc(payload []byte) error {
-	a, err := c.fault(PhaseQuery)
-	if err != nil {
+	if done, err := c.queryFault(); done {
 		return err
-	}
-	switch {
-	case a == ActionError:
-		return c.refuse("tdstest: fault injected at query")
-	case a.isMutation():
-		c.sink.arm(PhaseQuery, a, 0)
 	}
 	req, err := parseRPC(payload, maxRPCValue)
 	if err != nil {

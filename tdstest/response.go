@@ -28,6 +28,23 @@ func (c *conn) takeResetAck(b []byte) []byte {
 	return append(b, tokenEnvChange, 3, 0, envResetConnAck, 0, 0)
 }
 
+// queryFault applies the fault configured for PhaseQuery to the request just read: a close,
+// reset or stall ends the connection (done, with the *faultError), an error fault refuses the
+// request (done, with what refuse returned), a mutation is armed to strike on the response's
+// first packet.
+func (c *conn) queryFault() (done bool, err error) {
+	a, err := c.fault(PhaseQuery)
+	switch {
+	case err != nil:
+		return true, err
+	case a == ActionError:
+		return true, c.refuse("tdstest: fault injected at query")
+	case a.isMutation():
+		c.sink.arm(PhaseQuery, a, 0)
+	}
+	return false, nil
+}
+
 // resultFault applies the fault configured for PhaseResult to the response about to be written:
 // an error fault refuses the request (refused is true; err is what refuse returned), a close,
 // reset, stall or mutation is armed to strike after the first packet of the response.
@@ -52,15 +69,8 @@ const (
 // through the packet writer. A batch the recognizer refuses gets ERROR 50000 and a DONE with the
 // error bit, and the connection stays usable.
 func (c *conn) batch(text string) error {
-	a, err := c.fault(PhaseQuery)
-	if err != nil {
+	if done, err := c.queryFault(); done {
 		return err
-	}
-	switch {
-	case a == ActionError:
-		return c.refuse("tdstest: fault injected at query")
-	case a.isMutation():
-		c.sink.arm(PhaseQuery, a, 0)
 	}
 	stmts, perr := parseBatch(text, c.sessionInfo())
 	if perr == nil {
