@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ func TestHandshakeFlightAndPayload(t *testing.T) {
 						break
 					}
 				}
-				if want := []int{4096, 4096, 10000 - 2*4088 + 8}; !equalInts(lens, want) {
+				if want := []int{4096, 4096, 10000 - 2*4088 + 8}; !slices.Equal(lens, want) {
 					t.Errorf("packet lengths %v, want %v", lens, want)
 				}
 				if !bytes.Equal(got, flight) {
@@ -101,18 +102,6 @@ func TestHandshakeFlightAndPayload(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Item 2 and 4: packet types accepted per role; anything else fails the

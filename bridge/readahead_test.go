@@ -3,6 +3,7 @@ package bridge
 import (
 	"bytes"
 	"io"
+	"slices"
 	"testing"
 )
 
@@ -42,7 +43,7 @@ func TestReadAheadSplitHeader(t *testing.T) {
 		sizes = append(sizes, n)
 		got = append(got, p[:n]...)
 	}
-	if !bytes.Equal(got, rec1) || !equalInts(sizes, []int{2, 2, 26, 15}) {
+	if !bytes.Equal(got, rec1) || !slices.Equal(sizes, []int{2, 2, 26, 15}) {
 		t.Fatalf("handed out %v (%d bytes), want pieces 2, 2, 26, 15 of the 45-byte record", sizes, len(got))
 	}
 	if ra.readyRecord(0) {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -159,23 +160,11 @@ func TestLogin7Secrets(t *testing.T) {
 					t.Errorf("%v span [%d,%d) does not hold the secret", sp.field, sp.start, sp.end)
 				}
 			}
-			if !slicesEqual(got, tc.want) {
+			if !slices.Equal(got, tc.want) {
 				t.Fatalf("fields %v, want %v", got, tc.want)
 			}
 		})
 	}
-}
-
-func slicesEqual(a, b []login7Field) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // FuzzLogin7Secrets: login7Secrets never panics, and every span it returns lies inside the
