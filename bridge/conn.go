@@ -115,10 +115,37 @@ func (c *Conn) Raw() net.Conn { return c.raw }
 // wrapping io.ErrUnexpectedEOF.
 func (c *Conn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
-	defer c.rmu.Unlock()
+	if c.State() != StatePassthrough || len(p) == 0 {
+		n, err := c.readOther(p)
+		c.rmu.Unlock()
+		return n, err
+	}
+	c.steer.begin()
+	n, err := c.readPassthrough(p)
+	for err == errNeedSocket {
+		// The socket is read here, in Read's own frame (see "Stack depth"
+		// in the package documentation).
+		var free []byte
+		if free, err = c.ra.free(); err == nil {
+			m, rerr := c.raw.Read(free)
+			err = c.ra.commit(m, rerr)
+		}
+		if err != nil {
+			err = c.readError(err, "bridge: passthrough: read")
+			break
+		}
+		n, err = c.readPassthrough(p)
+	}
+	c.rmu.Unlock()
+	return n, err
+}
+
+// readOther is Read in every case but a passthrough Read of at least one
+// byte. Called with rmu held.
+func (c *Conn) readOther(p []byte) (int, error) {
 	switch s := c.State(); s {
 	case StatePassthrough:
-		return c.readPassthrough(p)
+		return 0, nil // len(p) == 0
 	case StatePlaintext:
 		return c.readPlaintext(p)
 	case StateHandshake:

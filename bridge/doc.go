@@ -72,6 +72,19 @@
 // Timeouts are never sticky: after one, a new deadline lets the next call
 // succeed (during the handshake only if no byte of the message had moved).
 //
+// # Stack depth
+//
+// A passthrough Read sits under crypto/tls on every wait for the socket,
+// and callers often read from a goroutine they have just started (a
+// database driver reading each response), whose stack the runtime has
+// just grown to fit the caller. A few frames more on that path than a
+// tls.Conn on a bare socket would have made the runtime grow the stack a
+// second time, copying it, on every such read (a cost of several percent
+// of a small round trip's CPU). So a passthrough Read keeps its socket
+// read in its own frame: the path from the TLS layer to the socket is
+// Read, then the socket's Read. Changes to Read must keep it so; the
+// bench's round-trip cells show the cost when it is lost.
+//
 // # Typical client use
 //
 //	b, tc := bridge.Client(raw, cfg, false, bridge.Options{}) // tc = tls.Client(b, ...)

@@ -29,6 +29,11 @@ var errClosed = fmt.Errorf("bridge: %w", net.ErrClosed)
 // without making it sticky. It never leaves the package through Reader.
 var errWouldBlock error = wouldBlockError{}
 
+// errNeedSocket is how readPassthrough tells Read that nothing of the
+// current record is buffered, so Read must read the socket. It never
+// leaves Read.
+var errNeedSocket = errors.New("bridge: read-ahead buffer empty")
+
 type wouldBlockError struct{}
 
 func (wouldBlockError) Error() string   { return "bridge: no complete record buffered (would block)" }

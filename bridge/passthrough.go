@@ -60,9 +60,10 @@ func (c *Conn) CoalesceRecords(cs tls.ConnectionState) error {
 	return nil
 }
 
-// readPassthrough serves the TLS layer from the read-ahead buffer, reading
-// the socket (one Read into the free space of the buffer) only when no
-// byte of the current record is buffered. By default a call hands over at
+// readPassthrough serves the TLS layer from the read-ahead buffer. It
+// never reads the socket: when no byte of the current record is buffered
+// it returns errNeedSocket, and Read makes one socket read into the free
+// space of the buffer and calls it again. By default a call hands over at
 // most one record.
 //
 // Two modes, set by Reader around its reads of the tls.Conn:
@@ -75,15 +76,11 @@ func (c *Conn) CoalesceRecords(cs tls.ConnectionState) error {
 //     every read of its underlying conn, so a batch per call saves both
 //     calls and allocations. c.steer.handed records how many records the call
 //     began beyond the first.
-//   - no-block (c.steer's no-block mode): the call never touches the socket: it serves
-//     only an approved record and otherwise returns errWouldBlock.
+//   - no-block (c.steer's no-block mode): the call never needs the socket:
+//     it serves only an approved record and otherwise returns errWouldBlock.
 //
-// Called with rmu held.
+// Called with rmu held, with len(p) > 0.
 func (c *Conn) readPassthrough(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	c.steer.begin()
 	minLen, noBlock := c.steer.mode()
 	if minLen == 0 {
 		minLen = c.batch
@@ -95,17 +92,13 @@ func (c *Conn) readPassthrough(p []byte) (int, error) {
 		}
 		return c.handExtra(p, c.ra.readRecord(p), minLen), nil
 	}
-	for {
-		if n := c.ra.readRecord(p); n > 0 {
-			return c.handExtra(p, n, minLen), nil
-		}
-		if c.rerr != nil {
-			return 0, c.rerr
-		}
-		if err := c.ra.fill(c.raw); err != nil {
-			return 0, c.readError(err, "bridge: passthrough: read")
-		}
+	if n := c.ra.readRecord(p); n > 0 {
+		return c.handExtra(p, n, minLen), nil
 	}
+	if c.rerr != nil {
+		return 0, c.rerr
+	}
+	return 0, errNeedSocket
 }
 
 // handExtra appends to p[:n] the approved records that follow, when

@@ -85,20 +85,30 @@ func (ra *readAhead) release() {
 	ra.bufp, ra.buf, ra.r, ra.w = nil, nil, 0, 0
 }
 
-// fill makes one Read on src into the free space of the buffer, first
-// taking a buffer from the pool if it has none (or only the seed), or
-// compacting it so that a whole record fits behind the unread bytes.
-// Callers fill only when fewer bytes than a whole record are buffered
-// (passthrough and plaintext mode: only when none are). A Read that
-// returns data together with an error keeps the data and drops the error:
-// the socket reports it again on the next call.
+// fill makes one Read on src into the free space of the buffer (see free
+// and commit).
 func (ra *readAhead) fill(src io.Reader) error {
+	free, err := ra.free()
+	if err != nil {
+		return err
+	}
+	n, err := src.Read(free)
+	return ra.commit(n, err)
+}
+
+// free returns the free space of the buffer, where the next socket read
+// goes, first taking a buffer from the pool if it has none (or only the
+// seed), or compacting it so that a whole record fits behind the unread
+// bytes. Callers read the socket only when fewer bytes than a whole record
+// are buffered (passthrough and plaintext mode: only when none are), and
+// follow the read with commit.
+func (ra *readAhead) free() ([]byte, error) {
 	ra.release()
 	if ra.bufp == nil {
 		bp := ra.pool.get()
 		if ra.w-ra.r > len(*bp)-maxRecordLen {
 			ra.pool.put(bp)
-			return io.ErrShortBuffer
+			return nil, io.ErrShortBuffer
 		}
 		ra.w = copy(*bp, ra.buf[ra.r:ra.w])
 		ra.r = 0
@@ -107,7 +117,15 @@ func (ra *readAhead) fill(src io.Reader) error {
 		ra.w = copy(ra.buf, ra.buf[ra.r:ra.w])
 		ra.r = 0
 	}
-	n, err := src.Read(ra.buf[ra.w:])
+	return ra.buf[ra.w:], nil
+}
+
+// commit takes in the result of a read into the space free returned: n
+// bytes and err. A read that returns data together with an error keeps
+// the data and drops the error: the socket reports it again on the next
+// call. A read of 0 bytes without an error returns nil: the caller tries
+// again.
+func (ra *readAhead) commit(n int, err error) error {
 	if n < 0 || n > len(ra.buf)-ra.w {
 		ra.release()
 		return io.ErrShortBuffer
@@ -115,10 +133,6 @@ func (ra *readAhead) fill(src io.Reader) error {
 	ra.w += n
 	ra.release()
 	if n > 0 {
-		return nil
-	}
-	if err == nil {
-		// A Read of 0 bytes without an error: let the caller try again.
 		return nil
 	}
 	return err

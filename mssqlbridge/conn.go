@@ -104,6 +104,9 @@ type conn struct {
 	// in serves every Read after the PRELOGIN reply: the tls.Conn in full encryption (see
 	// readTLS), the bridge in plaintext mode otherwise. Set like pending; used under rmu.
 	in io.Reader
+	// direct is set, under rmu, once the reply is served in full encryption: from then on
+	// Read goes to tlsConn without taking rmu.
+	direct atomic.Bool
 }
 
 type connRef struct{ net.Conn }
@@ -219,10 +222,27 @@ func (c *conn) Write(p []byte) (int, error) {
 // PRELOGIN reply before the LOGIN7 packet is sent, waits for it. p may be any size; a Read
 // returns as soon as some bytes are available. Bytes already buffered (in the bridge or in
 // crypto/tls) are returned even after the read deadline has passed: the deadline applies when
-// a read needs the socket (see deadlineConn). In full encryption a Read first makes sure the
-// goroutine has the stack crypto/tls needs below it, so that the runtime grows a small stack
-// here rather than deep inside crypto/tls (see stack.go).
+// a read needs the socket (see deadlineConn).
+//
+// Once the reply is served in full encryption, Read is one call to the tls.Conn (whose own
+// lock serializes Reads) and nothing else, with a frame as small as it can be: go-mssqldb reads
+// every response in a new goroutine, and a deeper path to the socket makes the runtime grow
+// that goroutine's stack a second time on every query (see "Stack depth" in package bridge).
 func (c *conn) Read(p []byte) (int, error) {
+	if c.direct.Load() {
+		n, err := c.tlsConn.Read(p)
+		if err != nil {
+			return n, c.readErr(err)
+		}
+		return n, nil
+	}
+	return c.readSlow(p)
+}
+
+// readSlow is Read until the conn serves reads directly from the tls.Conn: it waits for the
+// PRELOGIN exchange, serves the reply, then reads through c.in. It sets c.direct once the
+// reply is served in full encryption.
+func (c *conn) readSlow(p []byte) (int, error) {
 	// Fast path, once the conn serves reads: no channel operations.
 	settled := func(s state) bool { return s == stateFull || s == statePlain }
 	if !settled(c.state()) {
@@ -240,6 +260,7 @@ func (c *conn) Read(p []byte) (int, error) {
 		c.pending = c.pending[n:]
 		if len(c.pending) == 0 {
 			c.pending = nil // an idle connection keeps nothing of the reply
+			c.direct.Store(c.state() == stateFull)
 		}
 		return n, nil
 	}
@@ -248,14 +269,20 @@ func (c *conn) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	if c.state() == stateFull {
-		reserveStack()
-	}
 	n, err := c.in.Read(p)
-	if err != nil && c.state() == stateClosed {
-		err = errClosed
+	if err != nil {
+		err = c.readErr(err)
 	}
 	return n, err
+}
+
+// readErr returns the error a Read reports for err from the layer below: errClosed once the
+// conn is closed, err otherwise.
+func (c *conn) readErr(err error) error {
+	if c.state() == stateClosed {
+		return errClosed
+	}
+	return err
 }
 
 // readTLS makes every later Read go to tc, a tls.Conn running on the bridge b in passthrough
