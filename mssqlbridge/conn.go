@@ -93,6 +93,7 @@ type conn struct {
 	plainW  net.Conn     // writes in statePlain: the bridge in plaintext mode
 
 	wmu     sync.Mutex // serializes Writes
+	out     batch      // the socket's writes of an unfinished message (see batch)
 	scratch []byte     // copy of a packet the conn must patch; guarded by wmu
 	// login collects a login-only LOGIN7 message that the driver split into several packets
 	// (see writeLogin); loginHdr is the header of its first packet. Guarded by wmu.
@@ -122,7 +123,7 @@ func newConn(ctx context.Context, raw net.Conn, s *settings, host string) *conn 
 		plain:    make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	c.raw = &deadlineConn{Conn: raw, rdl: &c.rdl}
+	c.raw = &socket{Conn: raw, rdl: &c.rdl, out: &c.out}
 	c.target.Store(&connRef{raw})
 	c.rdl.set = func(t time.Time) error { return c.target.Load().SetReadDeadline(t) }
 	c.wdl.set = func(t time.Time) error { return c.target.Load().SetWriteDeadline(t) }
@@ -175,8 +176,9 @@ func (c *conn) stickyErr(s state) error {
 // Write sends p, which go-mssqldb makes exactly one TDS packet. The first Write (the driver's
 // PRELOGIN) runs the whole negotiation and the TLS handshake before it returns; an error from
 // it means nothing that could carry login data was sent, and the conn then refuses every
-// later Write. In full encryption each Write is one TLS record (up to 16 KiB). p is never
-// modified or retained.
+// later Write. In full encryption each Write is one TLS record. The socket writes of a message
+// of several packets are joined (see batch): a packet that ends a message is on the socket,
+// with every packet before it, when Write returns. p is never modified or retained.
 func (c *conn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -201,10 +203,12 @@ func (c *conn) Write(p []byte) (int, error) {
 	)
 	switch s {
 	case stateFull:
+		c.out.hold.Store(continues(p))
 		n, err = c.tlsConn.Write(c.patchLogin(p))
 	case stateLoginOnly:
 		n, err = c.writeLogin(p)
 	default: // statePlain
+		c.out.hold.Store(continues(p))
 		n, err = c.plainW.Write(p)
 	}
 	if err != nil && c.state() == stateClosed {
@@ -222,7 +226,7 @@ func (c *conn) Write(p []byte) (int, error) {
 // PRELOGIN reply before the LOGIN7 packet is sent, waits for it. p may be any size; a Read
 // returns as soon as some bytes are available. Bytes already buffered (in the bridge or in
 // crypto/tls) are returned even after the read deadline has passed: the deadline applies when
-// a read needs the socket (see deadlineConn).
+// a read needs the socket (see socket).
 //
 // Once the reply is served in full encryption, Read is one call to the tls.Conn (whose own
 // lock serializes Reads) and nothing else, with a frame as small as it can be: go-mssqldb reads
@@ -322,6 +326,7 @@ func (c *conn) Close() error {
 		return errClosed
 	}
 	var err error
+	c.out.hold.Store(false) // the alert goes out at once, with anything held
 	if prev == stateFull && c.tlsConn != nil {
 		var cut atomic.Bool
 		t := time.AfterFunc(closeNotifyTimeout, func() {

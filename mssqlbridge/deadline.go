@@ -2,7 +2,6 @@ package mssqlbridge
 
 import (
 	"math"
-	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -113,26 +112,3 @@ func (timeoutError) Error() string   { return "mssqlbridge: i/o timeout" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
 func (timeoutError) Unwrap() error   { return os.ErrDeadlineExceeded }
-
-// deadlineConn is the socket as the bridge sees it: every Read enters the read deadline first,
-// so that a stored deadline reaches the socket exactly when a read needs the socket, and not
-// when the bridge or crypto/tls serve a Read from their buffers. Writes and everything else go
-// to the socket as they are.
-type deadlineConn struct {
-	net.Conn
-	rdl *deadline
-}
-
-// Read reads from the socket under the stored read deadline; a deadline that has passed fails
-// the Read with a timeout before the socket is touched.
-func (s *deadlineConn) Read(p []byte) (int, error) {
-	err := s.rdl.enter()
-	if err == nil {
-		var n int
-		n, err = s.Conn.Read(p)
-		s.rdl.exit()
-		return n, err
-	}
-	s.rdl.exit()
-	return 0, err
-}

@@ -44,13 +44,13 @@ func tdsStream(n, size int) []byte {
 	return out
 }
 
-// plainBridge returns a bridge in plaintext mode over src seen through deadlineConn, as the
+// plainBridge returns a bridge in plaintext mode over src seen through socket, as the
 // conn reads an unencrypted connection, and the deadline's count of socket deadline changes.
 func plainBridge(t *testing.T, src net.Conn) (*bridge.Conn, *deadline, *int) {
 	t.Helper()
 	sets := new(int)
 	dl := &deadline{set: func(time.Time) error { *sets++; return nil }}
-	b := bridge.New(&deadlineConn{Conn: src, rdl: dl}, bridge.Options{})
+	b := bridge.New(&socket{Conn: src, rdl: dl, out: new(batch)}, bridge.Options{})
 	if err := b.StartPlaintext(); err != nil {
 		t.Fatal(err)
 	}

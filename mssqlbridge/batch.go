@@ -1,0 +1,99 @@
+package mssqlbridge
+
+import (
+	"encoding/binary"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tdsbridge/tdsbridge/tds"
+)
+
+// batchSize bounds what a batch holds: at most one socket write per 64 KiB of a message.
+const batchSize = 64 << 10
+
+// batch joins the socket writes of one TDS message into fewer, larger ones. go-mssqldb writes
+// every packet as soon as it is full, so a message of many packets (an RPC with a large
+// parameter, a bulk load) would cost one system call per packet. While the driver writes a
+// packet that its message continues after (conn.Write sets hold, see continues), what the
+// layers below make of it (one TLS record in full encryption, the packet itself in
+// plaintext) is held here, and written together with the bytes of the packet that ends the
+// message, or when batchSize would be passed. So a message costs one system call per 64 KiB
+// at the price of one copy of the bytes held back. Records are never merged or split: each
+// TDS packet stays one TLS record (docs/protocol.md, "Record sizes"); only their system calls
+// are shared.
+//
+// The invariant is that nothing is held once a message is complete: hold is set only for a
+// whole packet of a client message that goes on, and the packet with EOM in its status
+// (MS-TDS 2.2.3.1.2), which ends every message, is written together with what is held. So the
+// server has every message the driver finished, and the driver never waits for an answer to
+// bytes still here. Bytes written while hold is clear (the PRELOGIN exchange, the handshake,
+// alerts, anything that is not such a packet) are written at once, after what is held.
+//
+// Errors: bytes held are reported written; an error writing them is returned by the write
+// that sends them, as with a bufio.Writer (crypto/tls then keeps it: the connection is done).
+// Close drops what is held: the message was not finished, and the server discards an
+// unfinished message with the connection.
+//
+// Memory and concurrency: the buffer comes from a pool when bytes are held and goes back when
+// they are written, so an idle connection holds none. hold is set by conn.Write under its wmu;
+// write runs only inside the socket's Write, which the bridge calls one at a time.
+type batch struct {
+	hold atomic.Bool
+	bufp *[]byte // bytes held back; nil when none
+}
+
+var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, batchSize); return &b }}
+
+// continues reports whether p is a whole TDS packet of a client message that goes on in a
+// later packet: a header whose length is len(p), a type a client sends in several packets,
+// and no EOM.
+func continues(p []byte) bool {
+	if len(p) < tds.HeaderSize || int(binary.BigEndian.Uint16(p[2:4])) != len(p) ||
+		tds.Status(p[1])&tds.StatusEOM != 0 {
+		return false
+	}
+	switch tds.PacketType(p[0]) {
+	case tds.TypeSQLBatch, tds.TypeRPC, tds.TypeBulkLoad, tds.TypeTransactionManager, tds.TypeLogin7:
+		return true
+	}
+	return false
+}
+
+// write writes p to w, or holds it (see batch). p is never retained.
+func (b *batch) write(w io.Writer, p []byte) (int, error) {
+	held := 0
+	if b.bufp != nil {
+		held = len(*b.bufp)
+	}
+	if held > 0 && held+len(p) > batchSize {
+		if err := b.flush(w); err != nil {
+			return 0, err
+		}
+		held = 0
+	}
+	hold := b.hold.Load()
+	if held == 0 && (!hold || len(p) > batchSize/2) {
+		return w.Write(p) // nothing to join it with
+	}
+	if b.bufp == nil {
+		b.bufp = batchBufs.Get().(*[]byte)
+	}
+	*b.bufp = append(*b.bufp, p...)
+	if !hold {
+		if err := b.flush(w); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// flush writes what is held in one Write and gives the buffer back.
+func (b *batch) flush(w io.Writer) error {
+	bp := b.bufp
+	b.bufp = nil
+	_, err := w.Write(*bp)
+	*bp = (*bp)[:0]
+	batchBufs.Put(bp)
+	return err
+}
