@@ -105,8 +105,8 @@ type conn struct {
 	// in serves every Read after the PRELOGIN reply: the tls.Conn in full encryption (see
 	// readTLS), the bridge in plaintext mode otherwise. Set like pending; used under rmu.
 	in io.Reader
-	// direct is set, under rmu, once the reply is served in full encryption: from then on
-	// Read goes to tlsConn without taking rmu.
+	// direct is set, under rmu, once the reply is served and the mode settled: from then on
+	// Read goes to in without taking rmu.
 	direct atomic.Bool
 }
 
@@ -228,13 +228,14 @@ func (c *conn) Write(p []byte) (int, error) {
 // crypto/tls) are returned even after the read deadline has passed: the deadline applies when
 // a read needs the socket (see socket).
 //
-// Once the reply is served in full encryption, Read is one call to the tls.Conn (whose own
-// lock serializes Reads) and nothing else, with a frame as small as it can be: go-mssqldb reads
-// every response in a new goroutine, and a deeper path to the socket makes the runtime grow
-// that goroutine's stack a second time on every query (see "Stack depth" in package bridge).
+// Once the reply is served and the mode settled (full or plaintext), Read is one call to c.in
+// (the tls.Conn or the bridge, whose own locks serialize Reads) and nothing else, with a frame
+// as small as it can be: go-mssqldb reads every response in a new goroutine, and a deeper path
+// to the socket makes the runtime grow that goroutine's stack a second time on every query
+// (see "Stack depth" in package bridge).
 func (c *conn) Read(p []byte) (int, error) {
 	if c.direct.Load() {
-		n, err := c.tlsConn.Read(p)
+		n, err := c.in.Read(p)
 		if err != nil {
 			return n, c.readErr(err)
 		}
@@ -243,9 +244,9 @@ func (c *conn) Read(p []byte) (int, error) {
 	return c.readSlow(p)
 }
 
-// readSlow is Read until the conn serves reads directly from the tls.Conn: it waits for the
-// PRELOGIN exchange, serves the reply, then reads through c.in. It sets c.direct once the
-// reply is served in full encryption.
+// readSlow is Read until the conn serves reads directly from c.in: it waits for the PRELOGIN
+// exchange, serves the reply, waits in login-only mode for the switch to plaintext, then reads
+// through c.in and sets c.direct.
 func (c *conn) readSlow(p []byte) (int, error) {
 	// Fast path, once the conn serves reads: no channel operations.
 	settled := func(s state) bool { return s == stateFull || s == statePlain }
@@ -264,7 +265,6 @@ func (c *conn) readSlow(p []byte) (int, error) {
 		c.pending = c.pending[n:]
 		if len(c.pending) == 0 {
 			c.pending = nil // an idle connection keeps nothing of the reply
-			c.direct.Store(c.state() == stateFull)
 		}
 		return n, nil
 	}
@@ -273,6 +273,7 @@ func (c *conn) readSlow(p []byte) (int, error) {
 			return 0, err
 		}
 	}
+	c.direct.Store(true)
 	n, err := c.in.Read(p)
 	if err != nil {
 		err = c.readErr(err)
