@@ -103,7 +103,7 @@ type conn struct {
 	rmu     sync.Mutex // serializes Reads
 	pending []byte     // the patched PRELOGIN reply, served first; set by negotiate before ready, then guarded by rmu
 	// in serves every Read after the PRELOGIN reply: the tls.Conn in full encryption (see
-	// readTLS), the bridge in plaintext mode otherwise. Set like pending; used under rmu.
+	// readTLS), the bridge in plaintext mode otherwise. Set like pending; read-only afterwards.
 	in io.Reader
 	// direct is set, under rmu, once the reply is served and the mode settled: from then on
 	// Read goes to in without taking rmu.
@@ -248,7 +248,7 @@ func (c *conn) Read(p []byte) (int, error) {
 // exchange, serves the reply, waits in login-only mode for the switch to plaintext, then reads
 // through c.in and sets c.direct.
 func (c *conn) readSlow(p []byte) (int, error) {
-	// Fast path, once the conn serves reads: no channel operations.
+	// Once the mode is settled: no channel operations.
 	settled := func(s state) bool { return s == stateFull || s == statePlain }
 	if !settled(c.state()) {
 		if err := c.await(c.ready); err != nil {
