@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,9 +225,9 @@ func TestBatchRandomMessages(t *testing.T) {
 	}
 }
 
-// Through go-mssqldb and a recording proxy: a 1 MiB parameter arrives whole, and in full and
-// strict encryption every TLS record the client sends holds at most one TDS packet (packets
-// are never merged into one record: docs/protocol.md, "Record sizes").
+// Through go-mssqldb and a recording proxy: a 1 MiB parameter arrives whole in a few socket
+// writes, and in full and strict encryption every TLS record the client sends holds at most one
+// TDS packet (packets are never merged into one record: docs/protocol.md, "Record sizes").
 func TestUploadRecords(t *testing.T) {
 	const n, packetSize = 1 << 20, 4096
 	for _, mode := range []struct {
@@ -244,21 +246,32 @@ func TestUploadRecords(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = p.Close() }()
+			d := &writeCounter{d: p}
 			db, err := bridgedDB(t, srv.DSN("encrypt="+mode.encrypt, "certificate="+srv.CAFile(),
-				fmt.Sprintf("packet size=%d", packetSize)), WithDialer(p))
+				fmt.Sprintf("packet size=%d", packetSize)), WithDialer(d))
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
 			value := bytes.Repeat([]byte("0123456789abcdef"), n/16)
+			before := d.writes.Load()
 			var got int64
-			if err := db.QueryRowContext(ctx, "SELECT DATALENGTH(@p1)", value).Scan(&got); err != nil {
+			if err := conn.QueryRowContext(ctx, "SELECT DATALENGTH(@p1)", value).Scan(&got); err != nil {
 				t.Fatal(err)
 			}
 			if got != n {
 				t.Fatalf("DATALENGTH = %d, want %d", got, n)
 			}
+			// One socket write per 64 KiB, not one per packet (257 here).
+			if w := d.writes.Load() - before; w > n/batchSize+2 {
+				t.Errorf("the upload took %d socket writes, want at most %d", w, n/batchSize+2)
+			}
+			_ = conn.Close()
 			_ = db.Close()
 			sessions := p.Sessions()
 			if len(sessions) != 1 {
@@ -288,4 +301,30 @@ func TestUploadRecords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeCounter dials through d and counts the Writes on the sockets it returns.
+type writeCounter struct {
+	d interface {
+		DialContext(context.Context, string, string) (net.Conn, error)
+	}
+	writes atomic.Int64
+}
+
+func (w *writeCounter) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := w.d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &countedConn{Conn: c, n: &w.writes}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c *countedConn) Write(p []byte) (int, error) {
+	c.n.Add(1)
+	return c.Conn.Write(p)
 }
