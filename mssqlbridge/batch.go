@@ -32,7 +32,8 @@ const batchSize = 64 << 10
 //
 // Errors: bytes held are reported written; an error writing them is returned by the write
 // that sends them, as with a bufio.Writer (crypto/tls then keeps it: the connection is done).
-// Close drops what is held: the message was not finished, and the server discards an
+// At Close, what is held goes out ahead of the TLS close_notify in full encryption and is
+// dropped in plaintext: either way the message was not finished, and the server discards an
 // unfinished message with the connection.
 //
 // Memory and concurrency: the buffer comes from a pool when bytes are held and goes back when
