@@ -31,7 +31,7 @@ func TestSmoke(t *testing.T) {
 	for _, want := range []string{
 		"== Driver: one SELECT of a 2 KiB value per query",
 		"nvarchar/4096", "varbinary/16384", "varbinary/4096, 16 KiB records",
-		"round trip SELECT @p1, @p2", "round trip SET NOCOUNT ON", "round trip SET NOCOUNT ON, GOMAXPROCS 1", "narrow rows x100", "wide rows x100",
+		"round trip SELECT @p1, @p2", "round trip SET NOCOUNT ON", "narrow rows x100", "wide rows x100",
 		"upload 2 KiB varbinary(max) parameter", "CopyIn x100 rows",
 		report.ArmNativeTLS, report.ArmBridgedTLS, report.ArmNativePlain, report.ArmBridgedPlain,
 		"== Driver summary", "== Targets:", "== Driver workloads", "== Idle",
@@ -53,10 +53,10 @@ func TestSmoke(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("JSON: %v", err)
 	}
-	// 4 value cells + 8 workload cells + 3 sweep cells, 6 transport cells, 4 floor cells; one
+	// 4 value cells + 6 workload cells + 3 sweep cells, 6 transport cells, 4 floor cells; one
 	// sample per arm; the idle figure for the four driver arms.
-	if len(rep.Cells) != 25 {
-		t.Errorf("%d cells in JSON, want 25", len(rep.Cells))
+	if len(rep.Cells) != 23 {
+		t.Errorf("%d cells in JSON, want 23", len(rep.Cells))
 	}
 	if len(rep.Idle) != 4 || rep.Idle[0].Summary.N != 1 {
 		t.Errorf("idle figures = %+v, want four arms with one round each", rep.Idle)

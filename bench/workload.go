@@ -67,10 +67,6 @@ type workload struct {
 	unit      string    // what the per-unit CPU column counts
 	perOp     int64     // units per operation
 	dir       direction // which bytes count as the operation's MiB
-	// procs, when > 0, is GOMAXPROCS while the cell's samples run: with 1 the scheduler has no
-	// idle processor to look for work on while a round trip waits for the server, so the CPU
-	// figure is the client's own work (see bench/README.md, "Round trips and the scheduler").
-	procs int
 	// newOp returns one operation on bc; state that lives across calls (counters, buffers)
 	// lives in the closure.
 	newOp func(bc *benchConn) func(ctx context.Context) error
@@ -84,10 +80,6 @@ func workloads(rows int64, size int) []workload {
 			unit: "query", perOp: 1, dir: dirBoth, newOp: paramsOp},
 		{name: "round trip SET NOCOUNT ON", what: stmtNoCount + " (Exec, no parameters)", roundTrip: true, latency: true,
 			unit: "query", perOp: 1, dir: dirBoth, newOp: noCountOp},
-		{name: "round trip SELECT @p1, @p2, GOMAXPROCS 1", what: stmtParams + " (bigint, nvarchar), measured with GOMAXPROCS=1",
-			roundTrip: true, latency: true, unit: "query", perOp: 1, dir: dirBoth, procs: 1, newOp: paramsOp},
-		{name: "round trip SET NOCOUNT ON, GOMAXPROCS 1", what: stmtNoCount + " (Exec, no parameters), measured with GOMAXPROCS=1",
-			roundTrip: true, latency: true, unit: "query", perOp: 1, dir: dirBoth, procs: 1, newOp: noCountOp},
 		{name: fmt.Sprintf("narrow rows x%d", rows), what: stmtNarrow, unit: "row", perOp: rows, dir: dirReceived,
 			newOp: func(bc *benchConn) func(context.Context) error { return narrowOp(bc, rows) }},
 		{name: fmt.Sprintf("wide rows x%d", rows), heavy: true, what: "int, nvarchar(50), datetime2(7), decimal(18,4), bit from GENERATE_SERIES", unit: "row", perOp: rows, dir: dirReceived,

@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -224,26 +223,5 @@ func TestAppendQuarter(t *testing.T) {
 		if got := string(appendQuarter(nil, i)); got != want {
 			t.Errorf("appendQuarter(%d) = %q, want %q", i, got, want)
 		}
-	}
-}
-
-// A cell with procs runs its samples with that GOMAXPROCS and gives the run's back afterwards.
-func TestWorkloadProcs(t *testing.T) {
-	before := runtime.GOMAXPROCS(0)
-	if before < 2 {
-		t.Skip("needs GOMAXPROCS >= 2 to tell the cell's setting from the run's")
-	}
-	seen := map[int]bool{}
-	w := workload{procs: 1, newOp: func(*benchConn) func(context.Context) error {
-		return func(context.Context) error { seen[runtime.GOMAXPROCS(0)] = true; return nil }
-	}}
-	if _, err := workloadArm(nil, w, 1)(context.Background(), 5*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	if len(seen) != 1 || !seen[1] {
-		t.Errorf("GOMAXPROCS during the sample: %v, want only 1", seen)
-	}
-	if got := runtime.GOMAXPROCS(0); got != before {
-		t.Errorf("GOMAXPROCS after the sample = %d, want %d", got, before)
 	}
 }

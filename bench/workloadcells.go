@@ -5,7 +5,6 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"net"
-	"runtime"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -89,9 +88,6 @@ func workloadArm(bc *benchConn, w workload, bytesPerOp int64) func(context.Conte
 	return func(ctx context.Context, d time.Duration) (report.Sample, error) {
 		sctx, cancel := context.WithTimeout(ctx, d+sampleGrace)
 		defer cancel()
-		if w.procs > 0 {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(w.procs))
-		}
 		prime := !w.heavy
 		if !w.latency {
 			return measure(sctx, d, 1, prime, func() (int64, error) { return bytesPerOp, op(sctx) })
