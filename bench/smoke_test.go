@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tdsbridge/tdsbridge/internal/report"
+	"github.com/tdsbridge/tdsbridge/internal/report/reporttest"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
@@ -206,13 +207,13 @@ func TestSmokeDSNPlaintextRefused(t *testing.T) {
 	if !strings.Contains(out, "(TLS bytes (TDS plus record overhead) received)") {
 		t.Errorf("the narrow-rows cell does not say its bytes were counted through TLS:\n%s", out)
 	}
-	if lineWith(out, "narrow rows x20", report.ArmNativeTLS) == "" || lineWith(out, report.ArmBridgedTLS, "/row") == "" {
+	if reporttest.LineWith(out, "narrow rows x20", report.ArmNativeTLS) == "" || reporttest.LineWith(out, report.ArmBridgedTLS, "/row") == "" {
 		t.Errorf("narrow-rows TLS arms missing:\n%s", out)
 	}
-	if lineWith(out, report.ArmNativePlain, "/row") != "" {
+	if reporttest.LineWith(out, report.ArmNativePlain, "/row") != "" {
 		t.Errorf("a plaintext arm was measured against a server that refuses plaintext:\n%s", out)
 	}
-	if idle := strings.SplitN(out, "== Idle", 2); len(idle) != 2 || lineWith(idle[1], report.ArmBridgedTLS+"  ", "[") == "" || lineWith(idle[1], report.ArmNativePlain) != "" {
+	if idle := strings.SplitN(out, "== Idle", 2); len(idle) != 2 || reporttest.LineWith(idle[1], report.ArmBridgedTLS+"  ", "[") == "" || reporttest.LineWith(idle[1], report.ArmNativePlain) != "" {
 		t.Errorf("want an idle figure for the TLS arms alone:\n%s", out)
 	}
 }

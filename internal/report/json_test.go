@@ -1,19 +1,21 @@
-package report
+package report_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/tdsbridge/tdsbridge/internal/report"
 )
 
 func TestWriteJSONRoundTrip(t *testing.T) {
 	in := fakeReport()
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, in); err != nil {
+	if err := report.WriteJSON(&buf, in); err != nil {
 		t.Fatal(err)
 	}
-	var out Report
+	var out report.Report
 	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
 		t.Fatalf("output is not valid JSON: %v\n%s", err, buf.String())
 	}
@@ -34,7 +36,7 @@ func TestWriteJSONRoundTrip(t *testing.T) {
 	if m := arm["cpu_ms_per_mib"].(map[string]any)["median"].(float64); m < 3.0999 || m > 3.1001 {
 		t.Errorf("cpu_ms_per_mib median = %v, want 3.1", m)
 	}
-	if r := cell["ratios"].([]any)[0].(map[string]any); r["candidate"] != ArmBridgedTLS || r["lower"].(float64) != 5 {
+	if r := cell["ratios"].([]any)[0].(map[string]any); r["candidate"] != report.ArmBridgedTLS || r["lower"].(float64) != 5 {
 		t.Errorf("first ratio = %v: want bridged TLS, lower 5", r)
 	}
 	if tg := raw["targets"].([]any); len(tg) != len(in.Targets) || tg[0].(map[string]any)["kind"] != "gain" {

@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -7,11 +7,13 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/tdsbridge/tdsbridge/internal/report"
 )
 
 func TestWriteSVG(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteSVG(&buf, fakeReport()); err != nil {
+	if err := report.WriteSVG(&buf, fakeReport()); err != nil {
 		t.Fatal(err)
 	}
 	// Well-formed XML, and one filled bar (a rect with a title) per measured arm: 4 + 2 in the
@@ -71,12 +73,4 @@ func attr(el xml.StartElement, name string) string {
 		}
 	}
 	return ""
-}
-
-func TestNiceStep(t *testing.T) {
-	for _, tt := range []struct{ in, want float64 }{{0.7, 1}, {1.2, 2}, {3, 5}, {0.031, 0.05}, {60, 100}, {0, 1}} {
-		if got := niceStep(tt.in); got < tt.want*0.999999 || got > tt.want*1.000001 {
-			t.Errorf("niceStep(%v) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
 }

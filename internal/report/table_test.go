@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tdsbridge/tdsbridge/internal/stats"
+	"github.com/tdsbridge/tdsbridge/internal/report"
+	"github.com/tdsbridge/tdsbridge/internal/report/reporttest"
 )
 
 func TestWriteTable(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteTable(&buf, fakeReport()); err != nil {
+	if err := report.WriteTable(&buf, fakeReport()); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -41,29 +42,29 @@ func TestWriteTable(t *testing.T) {
 		}
 	}
 	// x floor: bridge 0.9 / (0.2 + 0.3) ms per MiB.
-	if row := lineWith(out, "  bridge  "); !strings.Contains(row, " 1.80x ") {
+	if row := reporttest.LineWith(out, "  bridge  "); !strings.Contains(row, " 1.80x ") {
 		t.Errorf("bridge transport row %q: want 1.8x floor", row)
 	}
 	// The transport's part of the sweep cell (1 KiB records). fakeArm's figures are ms/MiB, so
 	// the floor (AES 0.2 + TCP 0.3 ms/MiB) is 0.50 ms/MiB; driver = the cheaper plain arm of
 	// varbinary/4096 (2.7) - TCP 0.3 = 2.40; native transport 4 - 2.4 = 1.60 (40% of 4),
 	// bridged 3 - 2.4 = 0.60 (20%); x floor 3.20 and 1.20; gain taken (1.6 - 0.6) / (1.6 - 0.5).
-	row := strings.Fields(lineWith(out, "varbinary/4096, 1 KiB records", "%"))
+	row := strings.Fields(reporttest.LineWith(out, "varbinary/4096, 1 KiB records", "%"))
 	if want := []string{"0.50", "2.40", "1.60", "(40%)", "0.60", "(20%)", "3.20x", "1.20x", "91%"}; len(row) < len(want) || !reflect.DeepEqual(row[len(row)-len(want):], want) {
 		t.Errorf("transport row %q: want it to end in %q", row, want)
 	}
 	// Workload per-unit CPU: 2.5 ms per op / 100000 rows = 0.025 us per row.
-	if row := lineWith(out, "native TLS", "/row"); !strings.Contains(row, " 0.03/row ") {
+	if row := reporttest.LineWith(out, "native TLS", "/row"); !strings.Contains(row, " 0.03/row ") {
 		t.Errorf("narrow-rows row %q: want 0.03/row", row)
 	}
 }
 
 func TestWriteTableOmitsEmptySections(t *testing.T) {
 	r := fakeReport()
-	r.Cells = r.CellsOf(GroupTransport)
+	r.Cells = r.CellsOf(report.GroupTransport)
 	r.Targets, r.Worse, r.RatiosChecked, r.Idle = nil, nil, 0, nil
 	var buf bytes.Buffer
-	if err := WriteTable(&buf, r); err != nil {
+	if err := report.WriteTable(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, absent := range []string{"== Driver", "== Targets", "== Floor", "== Idle"} {
@@ -71,43 +72,4 @@ func TestWriteTableOmitsEmptySections(t *testing.T) {
 			t.Errorf("table has %q without such cells:\n%s", absent, buf.String())
 		}
 	}
-}
-
-func TestFmt(t *testing.T) {
-	for _, tt := range []struct {
-		x    float64
-		want string
-	}{{0.123, "0.12"}, {3.14159, "3.14"}, {12.34, "12.3"}, {1234.5, "1234"}, {0, "0.00"}} {
-		if got := fmtNum(tt.x); got != tt.want {
-			t.Errorf("fmtNum(%v) = %q, want %q", tt.x, got, tt.want)
-		}
-	}
-	for _, tt := range []struct {
-		p    float64
-		want string
-	}{{1, "1"}, {0.0625, "0.062"}, {0.5, "0.5"}, {0.0004, "<0.001"}} {
-		if got := FormatP(tt.p); got != tt.want {
-			t.Errorf("FormatP(%v) = %q, want %q", tt.p, got, tt.want)
-		}
-	}
-	if got := fmtStat(stats.Summary{}); got != "-" {
-		t.Errorf("fmtStat(empty) = %q, want -", got)
-	}
-	if got := fmtRatio(nil); got != "-" {
-		t.Errorf("fmtRatio(nil) = %q, want -", got)
-	}
-}
-
-// lineWith returns the first line of s that contains every one of subs, or "".
-func lineWith(s string, subs ...string) string {
-next:
-	for _, l := range strings.Split(s, "\n") {
-		for _, sub := range subs {
-			if !strings.Contains(l, sub) {
-				continue next
-			}
-		}
-		return l
-	}
-	return ""
 }
