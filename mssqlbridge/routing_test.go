@@ -76,16 +76,7 @@ func TestRouting(t *testing.T) {
 				t.Run(mode+"/"+rt.name+"/"+tc.name, func(t *testing.T) {
 					dsn := front.DSN(append([]string{"encrypt=" + encrypt, "connection+timeout=30"}, tc.params...)...)
 					rec := &addrDialer{}
-					bridged, err := bridgedDB(t, dsn, WithDialer(rec))
-					if err != nil {
-						t.Fatal(err)
-					}
-					berr := selectOne(bridged)
-					native, err := nativeDB(t, dsn)
-					if err != nil {
-						t.Fatal(err)
-					}
-					nerr := selectOne(native)
+					berr, nerr := selectBoth(t, dsn, WithDialer(rec))
 					if (berr == nil) != tc.ok || (nerr == nil) != tc.ok {
 						t.Fatalf("bridged: %v; native: %v; want success %v for both", berr, nerr, tc.ok)
 					}
