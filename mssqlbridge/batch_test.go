@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -246,7 +244,7 @@ func TestUploadRecords(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = p.Close() }()
-			d := &writeCounter{d: p}
+			d := &countingDialer{base: p}
 			db, err := bridgedDB(t, srv.DSN("encrypt="+mode.encrypt, "certificate="+srv.CAFile(),
 				fmt.Sprintf("packet size=%d", packetSize)), WithDialer(d))
 			if err != nil {
@@ -301,30 +299,4 @@ func TestUploadRecords(t *testing.T) {
 			}
 		})
 	}
-}
-
-// writeCounter dials through d and counts the Writes on the sockets it returns.
-type writeCounter struct {
-	d interface {
-		DialContext(context.Context, string, string) (net.Conn, error)
-	}
-	writes atomic.Int64
-}
-
-func (w *writeCounter) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := w.d.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	return &countedConn{Conn: c, n: &w.writes}, nil
-}
-
-type countedConn struct {
-	net.Conn
-	n *atomic.Int64
-}
-
-func (c *countedConn) Write(p []byte) (int, error) {
-	c.n.Add(1)
-	return c.Conn.Write(p)
 }

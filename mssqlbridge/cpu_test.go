@@ -127,26 +127,38 @@ func BenchmarkClientCPU(b *testing.B) {
 	}
 }
 
-// countingDialer dials TCP and counts the Read calls on the sockets it returns.
+// countingDialer dials through base (a net.Dialer when nil) and counts the Read and Write calls
+// on the sockets it returns.
 type countingDialer struct {
-	d     net.Dialer
-	reads atomic.Int64
+	base interface {
+		DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+	}
+	reads, writes atomic.Int64
 }
 
 func (c *countingDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	conn, err := c.d.DialContext(ctx, network, addr)
+	base := c.base
+	if base == nil {
+		base = &net.Dialer{}
+	}
+	conn, err := base.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
-	return &countingConn{Conn: conn, reads: &c.reads}, nil
+	return &countingConn{Conn: conn, d: c}, nil
 }
 
 type countingConn struct {
 	net.Conn
-	reads *atomic.Int64
+	d *countingDialer
 }
 
 func (c *countingConn) Read(p []byte) (int, error) {
-	c.reads.Add(1)
+	c.d.reads.Add(1)
 	return c.Conn.Read(p)
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.d.writes.Add(1)
+	return c.Conn.Write(p)
 }
