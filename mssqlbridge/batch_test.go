@@ -13,7 +13,6 @@ import (
 
 	"github.com/tdsbridge/tdsbridge/internal/wiretest"
 	"github.com/tdsbridge/tdsbridge/tds"
-	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
 // batchSink records every Write it gets, copied; fail makes the next Write fail.
@@ -224,19 +223,11 @@ func TestBatchRandomMessages(t *testing.T) {
 }
 
 // Through go-mssqldb and a recording proxy: a 1 MiB parameter arrives whole in a few socket
-// writes, and in full and strict encryption every TLS record the client sends holds at most one
-// TDS packet (packets are never merged into one record: docs/protocol.md, "Record sizes").
+// writes, in every encryption mode, and in full and strict encryption every TLS record the
+// client sends holds at most one TDS packet (packets are never merged into one record: docs/protocol.md, "Record sizes").
 func TestUploadRecords(t *testing.T) {
 	const n, packetSize = 1 << 20, 4096
-	for _, mode := range []struct {
-		name    string
-		server  tdstest.Config
-		encrypt string
-	}{
-		{"full", tdstest.Config{}, "true"},
-		{"strict", tdstest.Config{Encryption: tdstest.EncryptStrict}, "strict"},
-		{"plaintext", tdstest.Config{Encryption: tdstest.EncryptNotSup}, "disable"},
-	} {
+	for _, mode := range encryptionModes {
 		t.Run(mode.name, func(t *testing.T) {
 			srv := startServer(t, mode.server)
 			p, err := wiretest.NewProxy(srv.Addr, nil)
@@ -290,7 +281,7 @@ func TestUploadRecords(t *testing.T) {
 				}
 			}
 			want := n / (packetSize - tds.HeaderSize)
-			if mode.encrypt == "disable" {
+			if mode.encrypt == "disable" || mode.encrypt == "false" { // plaintext after LOGIN7
 				if packets < want {
 					t.Fatalf("%d RPC packets, want at least %d", packets, want)
 				}

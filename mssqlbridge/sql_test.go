@@ -143,21 +143,25 @@ func errString(err error) string {
 	return err.Error()
 }
 
+// encryptionModes are the four ways a connection ends up: a tdstest setting and the DSN's
+// encrypt value that reach each.
+var encryptionModes = []struct {
+	name    string
+	server  tdstest.Config
+	encrypt string
+}{
+	{"full", tdstest.Config{}, "true"},
+	{"login-only", tdstest.Config{Encryption: tdstest.EncryptOff}, "false"},
+	{"plaintext", tdstest.Config{Encryption: tdstest.EncryptNotSup}, "disable"},
+	{"strict", tdstest.Config{Encryption: tdstest.EncryptStrict}, "strict"},
+}
+
 // TestLargeValues reads 1 MB nvarchar(max) and varbinary(max) values through database/sql at
 // packet sizes 4096 and 16383, in full encryption, login-only and plaintext, and checks them
 // byte for byte.
 func TestLargeValues(t *testing.T) {
 	const n = 1 << 20
-	for _, mode := range []struct {
-		name    string
-		server  tdstest.Config
-		encrypt string
-	}{
-		{"full", tdstest.Config{}, "true"},
-		{"login-only", tdstest.Config{Encryption: tdstest.EncryptOff}, "false"},
-		{"plaintext", tdstest.Config{Encryption: tdstest.EncryptNotSup}, "disable"},
-		{"strict", tdstest.Config{Encryption: tdstest.EncryptStrict}, "strict"},
-	} {
+	for _, mode := range encryptionModes {
 		srv := startServer(t, mode.server)
 		for _, ps := range []int{4096, 16383} {
 			t.Run(fmt.Sprintf("%s/%d", mode.name, ps), func(t *testing.T) {
