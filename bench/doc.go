@@ -15,7 +15,8 @@
 // over the rounds with their spread; a ratio candidate/baseline is the median of the per-round
 // paired ratios, with the number of rounds in which the candidate was cheaper and the two-sided
 // sign-test p-value of that count. A target is MET only when that median meets its limit and the
-// rounds support it (see targets.go).
+// rounds support it (see targets.go); a ratio significantly worse than its baseline is listed
+// with its p-value adjusted by Holm's method over every ratio of the run.
 //
 // Output: a table on stdout, a progress line on stderr, and optionally -json FILE (every sample)
 // and -plot FILE.svg (grouped bars by cell and arm: client CPU per MiB of the value cells, per
@@ -31,6 +32,8 @@
 //	-mode transport  tls.Conn vs the two bridge arms by record size and read pattern, and the floor
 //	-mode all        both (the default)
 //	-dsn DSN         the driver comparison against a real server (also MSSQL_DSN)
+//	-control         with -mode driver: a control run, every bridged arm a second native
+//	                 connection, so that each ratio shows the noise alone (see armSpecs)
 //	-serve           run the embedded tdstest server standalone (-addr, -encrypt, -user,
 //	                 -password, -record-size) and print its address and DSN
 //

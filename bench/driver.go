@@ -48,6 +48,23 @@ func nativeConnector(dsn string) (driver.Connector, error) { return mssql.NewCon
 // bridgedConnector is go-mssqldb through the bridge.
 func bridgedConnector(dsn string) (driver.Connector, error) { return mssqlbridge.NewConnector(dsn) }
 
+// armSpecs returns specs as this run connects them: as given, or, in a control run (-control),
+// each on go-mssqldb's own transport. A bridged arm then keeps its name and encrypt setting but
+// is a second native connection beside the native arm, so every ratio of the run compares two
+// identical arms: what it shows is the measurement's noise, and how often the targets' rules
+// flag a difference where there is none.
+func (c *config) armSpecs(specs []driverArmSpec) []driverArmSpec {
+	if !c.control {
+		return specs
+	}
+	out := make([]driverArmSpec, len(specs))
+	for i, s := range specs {
+		s.newConnector = nativeConnector
+		out[i] = s
+	}
+	return out
+}
+
 // benchConn is one open connection of one arm, pinned for the whole run.
 type benchConn struct {
 	db   *sql.DB

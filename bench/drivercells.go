@@ -60,7 +60,7 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 		for _, ps := range driverPacketSizes {
 			res := &report.Cell{Group: report.GroupDriver, Name: fmt.Sprintf("%s/%d", value, ps), Value: value, PacketSize: ps}
 			var arms []armRunner
-			for _, spec := range driverArmSpecs {
+			for _, spec := range cfg.armSpecs(driverArmSpecs) {
 				bc, err := pool.get(ctx, base, spec, ps)
 				if err != nil {
 					if !base.local && plainArmsOptional[spec.name] {
@@ -91,7 +91,7 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 			RecordSize: t.recordSize,
 		}
 		var arms []armRunner
-		for _, spec := range sweepArmSpecs {
+		for _, spec := range cfg.armSpecs(sweepArmSpecs) {
 			bc, err := pool.get(ctx, t, spec, sweepPacketSize)
 			if err != nil {
 				return nil, base, "", nil, err

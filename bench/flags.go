@@ -35,6 +35,7 @@ type config struct {
 	arms     *regexp.Regexp // -arms: measure only arms whose name matches
 	cpuProf  string         // -cpuprofile: write a CPU profile of the measuring phase here
 	verbose  bool           // -v: the driver servers log every connection event to stderr
+	control  bool           // -control: every bridged arm is a second native connection (see armSpecs)
 
 	serve      bool   // -serve: run the tdstest server standalone
 	addr       string // -addr: listen address for -serve
@@ -65,6 +66,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	cellsRe := fs.String("cells", "", "measure only the cells whose \"group name\" matches this `regexp` (e.g. 'driver varbinary/4096$')")
 	armsRe := fs.String("arms", "", "measure only the arms whose name matches this `regexp` (e.g. 'TLS')")
 	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the measuring phase to `FILE` (with -cells/-arms, of one arm)")
+	fs.BoolVar(&c.control, "control", false, "control run (with -mode driver): connect the bridged arms with go-mssqldb's own transport too, so every ratio compares two identical arms and shows what noise alone gives")
 	fs.BoolVar(&c.verbose, "v", false, "let the driver servers (tdstest) log every connection event to stderr")
 	fs.BoolVar(&c.serve, "serve", false, "run the embedded tdstest server standalone and print its address and DSN")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:14330", "listen address for -serve (a loopback IP and port)")
@@ -122,6 +124,9 @@ func (c *config) check() error {
 	}
 	if c.size < 2 || c.size%2 != 0 {
 		return fmt.Errorf("bench: -size %d: want an even number of bytes >= 2", c.size)
+	}
+	if c.control && c.mode != modeDriver {
+		return fmt.Errorf("bench: -control needs -mode driver (the transport arms have no second native arm)")
 	}
 	if c.rows < 1 {
 		return fmt.Errorf("bench: -rows %d: want at least 1", c.rows)

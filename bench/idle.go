@@ -21,7 +21,7 @@ const idleCellName = "heap per connection"
 func measureIdle(ctx context.Context, cfg *config, t driverTarget, prog *progress) ([]*report.Idle, error) {
 	var specs []driverArmSpec
 	var out []*report.Idle
-	for _, s := range driverArmSpecs {
+	for _, s := range cfg.armSpecs(driverArmSpecs) {
 		if cfg.arms == nil || cfg.arms.MatchString(s.name) {
 			specs = append(specs, s)
 			out = append(out, &report.Idle{Arm: s.name, Conns: cfg.idleN})

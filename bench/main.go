@@ -85,6 +85,7 @@ func runBench(ctx context.Context, cfg *config, prog *progress) (rep *report.Rep
 		GoVersion:     runtime.Version(),
 		DriverVersion: moduleVersion(mssqlModule),
 		Mode:          cfg.mode,
+		Control:       cfg.control,
 		Rounds:        cfg.rounds,
 		Budget:        cfg.duration.String(),
 		ValueBytes:    cfg.size,
@@ -144,8 +145,7 @@ func runBench(ctx context.Context, cfg *config, prog *progress) (rep *report.Rep
 		rep.Cells = append(rep.Cells, c.result)
 	}
 	rep.Targets = checkTargets(rep)
-	rep.Worse = worseCells(rep)
-	rep.RatiosChecked = ratiosChecked(rep)
+	rep.Worse, rep.RatiosChecked = worseCells(rep)
 	rep.Elapsed = time.Since(start).Round(time.Second).String()
 	return rep, err
 }

@@ -10,7 +10,6 @@ import (
 func fakeReport() *report.Report {
 	r := reporttest.Report()
 	r.Targets = checkTargets(r)
-	r.Worse = worseCells(r)
-	r.RatiosChecked = ratiosChecked(r)
+	r.Worse, r.RatiosChecked = worseCells(r)
 	return r
 }

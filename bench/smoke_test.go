@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -91,7 +92,7 @@ func TestParseFlags(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"-mode", "x"}, {"-rounds", "0"}, {"-size", "3"}, {"-duration", "0s"},
-		{"-serve", "-encrypt", "maybe"}, {"-record-size", "20000"}, {"extra"},
+		{"-serve", "-encrypt", "maybe"}, {"-record-size", "20000"}, {"extra"}, {"-control"}, {"-control", "-mode", "transport"},
 	} {
 		stderr.Reset()
 		if _, err := parseFlags(bad, &stderr, env); err == nil {
@@ -99,6 +100,56 @@ func TestParseFlags(t *testing.T) {
 		} else if stderr.Len() == 0 {
 			t.Errorf("parseFlags(%q) said nothing on stderr", bad)
 		}
+	}
+}
+
+// TestControlArms checks that a control run connects every driver arm, bridged ones included,
+// with go-mssqldb's own connector, and keeps the arms' names and encrypt settings.
+func TestControlArms(t *testing.T) {
+	native := reflect.ValueOf(nativeConnector).Pointer()
+	for _, control := range []bool{false, true} {
+		cfg := &config{mode: modeDriver, control: control}
+		got := cfg.armSpecs(driverArmSpecs)
+		for i, s := range got {
+			want := driverArmSpecs[i]
+			if s.name != want.name || s.encrypt != want.encrypt {
+				t.Errorf("control %v: arm %d = %s/%s, want %s/%s", control, i, s.name, s.encrypt, want.name, want.encrypt)
+			}
+			isNative := reflect.ValueOf(s.newConnector).Pointer() == native
+			if wantNative := control || reflect.ValueOf(want.newConnector).Pointer() == native; isNative != wantNative {
+				t.Errorf("control %v: arm %s native connector %v, want %v", control, s.name, isNative, wantNative)
+			}
+		}
+	}
+	if reflect.ValueOf(specBridgedTLS.newConnector).Pointer() == native {
+		t.Fatal("the bridged TLS arm is native outside a control run")
+	}
+}
+
+// TestSmokeControl runs a one-round control run and checks that the table and the JSON say so.
+func TestSmokeControl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process and measures for a second")
+	}
+	jsonPath := filepath.Join(t.TempDir(), "r.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"-mode", "driver", "-control", "-cells", "round trip SET NOCOUNT ON", "-rounds", "1", "-duration", "1s", "-idle-rounds", "0", "-dsn", "", "-json", jsonPath}
+	if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("run(%q) = %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "CONTROL RUN") {
+		t.Errorf("the table does not say it is a control run:\n%s", stdout.String())
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("JSON: %v", err)
+	}
+	if !rep.Control || len(rep.Cells) != 1 || len(rep.Cells[0].Arms) != 4 {
+		t.Errorf("JSON: control %v, %d cells, want a control run of one cell with four arms", rep.Control, len(rep.Cells))
 	}
 }
 

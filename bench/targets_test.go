@@ -122,12 +122,17 @@ func TestCheckTargets(t *testing.T) {
 		t.Errorf("narrow-rows report.Target = %+v, want NOT MET, gain", nr)
 	}
 	if len(r.Worse) != 1 || r.Worse[0].Cell != "driver narrow rows x100000" {
-		t.Errorf("worse cells = %+v, want the narrow-rows TLS ratio alone", r.Worse)
+		t.Fatalf("worse cells = %+v, want the narrow-rows TLS ratio alone", r.Worse)
+	}
+	// 0/6 rounds cheaper: p = 2/64, the smallest of the 8 ratios' p-values; Holm multiplies it
+	// by 8.
+	if got, want := r.Worse[0].HolmP, 8*2.0/64; math.Abs(got-want) > 1e-12 || r.RatiosChecked != 8 {
+		t.Errorf("Holm-adjusted p = %v over %d ratios, want %v over 8", got, r.RatiosChecked, want)
 	}
 }
 
-// TestTargetsInTable checks the targets, the worse cells and the ratio count that checkTargets,
-// worseCells and ratiosChecked give fakeReport, as the table prints them.
+// TestTargetsInTable checks the targets, the worse cells and the ratio count that checkTargets
+// and worseCells give fakeReport, as the table prints them.
 func TestTargetsInTable(t *testing.T) {
 	var buf bytes.Buffer
 	if err := report.WriteTable(&buf, fakeReport()); err != nil {
@@ -139,7 +144,8 @@ func TestTargetsInTable(t *testing.T) {
 		"varbinary/4096: bridged TLS/native TLS, CPU per MiB = 0.867 [0.84-0.90], better 5/5, p=0.062; target <= 0.88 (gain): NOT MET: too few rounds (5 < 10) for a verdict",
 		"round trip SELECT @p1, @p2: bridged TLS/native TLS, CPU per operation = 1.000 [1.00-1.00], better 0/5, p=1; target <= 1.00 (not worse): NOT MET: too few rounds (5 < 10) for a verdict",
 		"no cell worse than its baseline with p < 0.05 (8 ratios): NOT MET, 1 worse:",
-		"  driver narrow rows x100000: bridged TLS/native TLS = 1.04 [1.04-1.04] 0/6 p=0.031",
+		"  driver narrow rows x100000: bridged TLS/native TLS = 1.04 [1.04-1.04] 0/6 p=0.031, Holm-adjusted p=0.25",
+		"  for the run as a whole (Holm's correction over the 8 ratios, p < 0.05): 0 worse",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)

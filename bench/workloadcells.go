@@ -55,7 +55,7 @@ func workloadCells(ctx context.Context, cfg *config, pool *driverPool, t driverT
 			Counted:    counted[i].how,
 		}
 		var arms []armRunner
-		for _, spec := range driverArmSpecs {
+		for _, spec := range cfg.armSpecs(driverArmSpecs) {
 			bc, err := pool.get(ctx, t, spec, workloadPacketSize)
 			if err != nil {
 				if !t.local && plainArmsOptional[spec.name] {

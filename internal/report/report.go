@@ -42,9 +42,10 @@ type Report struct {
 	NumCPU        int         `json:"num_cpu"`
 	GOMAXPROCS    int         `json:"gomaxprocs"`
 	GoVersion     string      `json:"go_version"`
-	DriverVersion string      `json:"driver_version"` // go-mssqldb's module version
-	Mode          string      `json:"mode"`           // which groups the run measured
-	Server        string      `json:"server"`         // what the driver arms talked to
+	DriverVersion string      `json:"driver_version"`    // go-mssqldb's module version
+	Mode          string      `json:"mode"`              // which groups the run measured
+	Server        string      `json:"server"`            // what the driver arms talked to
+	Control       bool        `json:"control,omitempty"` // a control run: the bridged arms were native connections too
 	Rounds        int         `json:"rounds"`
 	Budget        string      `json:"duration"`    // the run's time budget
 	Elapsed       string      `json:"elapsed"`     // the run's wall time

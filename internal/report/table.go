@@ -22,6 +22,10 @@ func WriteTable(w io.Writer, r *Report) error {
 	if r.Server != "" {
 		p("driver server: %s\n", r.Server)
 	}
+	if r.Control {
+		p("CONTROL RUN: every \"bridged\" arm below is a second go-mssqldb connection with its own transport;\n")
+		p("each ratio compares two identical arms, so it shows the measurement's noise, not the bridge\n")
+	}
 	p("figures: median over rounds %s; client CPU = user+system time of this process (servers run in a child);\n", spreadNote(r.Rounds))
 	p("reads/MiB = read system calls of this process per MiB received (median)\n")
 	var values, loads []*Cell
@@ -193,9 +197,14 @@ func writeTargets(p printer, r *Report) {
 			p("no cell worse than its baseline with p < 0.05 (%d ratios, plaintext included): MET\n", r.RatiosChecked)
 		} else {
 			p("no cell worse than its baseline with p < 0.05 (%d ratios): NOT MET, %d worse:\n", r.RatiosChecked, len(r.Worse))
+			family := 0
 			for _, wc := range r.Worse {
-				p("  %s: %s/%s = %s\n", wc.Cell, wc.Ratio.Candidate, wc.Ratio.Baseline, fmtRatio(&wc.Ratio))
+				p("  %s: %s/%s = %s, Holm-adjusted p=%s\n", wc.Cell, wc.Ratio.Candidate, wc.Ratio.Baseline, fmtRatio(&wc.Ratio), FormatP(wc.HolmP))
+				if wc.HolmP < 0.05 {
+					family++
+				}
 			}
+			p("  for the run as a whole (Holm's correction over the %d ratios, p < 0.05): %d worse\n", r.RatiosChecked, family)
 		}
 	}
 }

@@ -27,7 +27,8 @@ func TestWriteTable(t *testing.T) {
 		"0.93 [0.93-0.93] 5/5 p=0.062",
 		"varbinary/4096: bridged plain/native plain, CPU per MiB = 0.931 [0.93-0.93], better 5/5, p=0.062; target <= 0.90 (gain): NOT MET: too few rounds (5 < 10) for a verdict; median 0.931 above the limit 0.90",
 		"no cell worse than its baseline with p < 0.05 (8 ratios): NOT MET, 1 worse:",
-		"  driver narrow rows x100000: bridged TLS/native TLS = 1.04 [1.04-1.04] 0/6 p=0.031",
+		"  driver narrow rows x100000: bridged TLS/native TLS = 1.04 [1.04-1.04] 0/6 p=0.031, Holm-adjusted p=0.25",
+		"  for the run as a whole (Holm's correction over the 8 ratios, p < 0.05): 0 worse",
 		"== Driver workloads: packet size 4096",
 		"narrow rows x100000: SELECT value FROM GENERATE_SERIES(CAST(1 AS bigint), @p1); 1.00 MiB per operation (TDS bytes received)",
 		"== Idle: Go heap per pooled connection, 200 connections each idle after one 1 MiB query ==",
@@ -56,6 +57,27 @@ func TestWriteTable(t *testing.T) {
 	// Workload per-unit CPU: 2.5 ms per op / 100000 rows = 0.025 us per row.
 	if row := reporttest.LineWith(out, "native TLS", "/row"); !strings.Contains(row, " 0.03/row ") {
 		t.Errorf("narrow-rows row %q: want 0.03/row", row)
+	}
+}
+
+// TestWriteTableControl checks that a control run says so above every figure, and that an
+// ordinary run does not.
+func TestWriteTableControl(t *testing.T) {
+	for _, control := range []bool{false, true} {
+		r := fakeReport()
+		r.Control = control
+		var buf bytes.Buffer
+		if err := report.WriteTable(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		at := strings.Index(out, "CONTROL RUN: every \"bridged\" arm below is a second go-mssqldb connection")
+		if control && (at < 0 || at > strings.Index(out, "== Driver")) {
+			t.Errorf("control run: the table does not say so before the figures:\n%s", out)
+		}
+		if !control && at >= 0 {
+			t.Errorf("ordinary run: the table calls it a control run:\n%s", out)
+		}
 	}
 }
 

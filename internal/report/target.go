@@ -68,4 +68,7 @@ type Verdict struct {
 type WorseCell struct {
 	Cell  string `json:"cell"` // the cell's group and name, e.g. "driver varbinary/4096"
 	Ratio Ratio  `json:"ratio"`
+	// HolmP is the ratio's sign-test p-value adjusted by Holm's method over every ratio the run
+	// checked: below 0.05, the loss stands for the run as a whole, not only for the cell.
+	HolmP float64 `json:"holm_p"`
 }

@@ -1,6 +1,7 @@
 // Package stats holds the statistics of the bench program (bench/README.md describes the
 // method): the summary of a set of per-round values (median, quartiles, extremes) and the
-// comparison of two arms over paired rounds (per-round ratios and an exact two-sided sign test).
+// comparison of two arms over paired rounds (per-round ratios and an exact two-sided sign test),
+// and Holm's correction for a family of such tests.
 package stats
 
 import (
@@ -121,4 +122,25 @@ func logChoose(n, k int) float64 {
 	b, _ := math.Lgamma(float64(k + 1))
 	c, _ := math.Lgamma(float64(n - k + 1))
 	return a - b - c
+}
+
+// HolmAdjust returns Holm's step-down adjusted p-values of the family ps, in ps's order: with
+// the family sorted ascending, the i-th smallest (from 0) becomes the largest of (m-j)*p_j over
+// j <= i, capped at 1, where m is the family's size. A test whose adjusted p-value is below
+// alpha stays significant with the chance of any false finding in the whole family held to
+// alpha, however many tests it has and whether or not they are independent.
+func HolmAdjust(ps []float64) []float64 {
+	m := len(ps)
+	order := make([]int, m)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return ps[order[a]] < ps[order[b]] })
+	adj := make([]float64, m)
+	running := 0.0
+	for i, k := range order {
+		running = math.Max(running, math.Min(1, float64(m-i)*ps[k]))
+		adj[k] = running
+	}
+	return adj
 }

@@ -90,3 +90,42 @@ func TestPairedRatio(t *testing.T) {
 		t.Errorf("PairedRatio with zero baseline and short slice = %+v, want one Ratio 0.5", r)
 	}
 }
+
+func TestHolmAdjust(t *testing.T) {
+	tests := []struct {
+		name string
+		ps   []float64
+		want []float64
+	}{
+		{"empty", nil, []float64{}},
+		{"one test is not adjusted", []float64{0.03}, []float64{0.03}},
+		// Sorted 0.01, 0.02, 0.04: 3*0.01, max(0.03, 2*0.02), max(0.04, 1*0.04).
+		{"step-down, given out of order", []float64{0.04, 0.01, 0.02}, []float64{0.04, 0.03, 0.04}},
+		// The running maximum keeps the adjusted values in the order of the raw ones.
+		{"monotone", []float64{0.01, 0.011, 0.5}, []float64{0.03, 0.03, 0.5}},
+		{"capped at 1", []float64{0.6, 0.7}, []float64{1, 1}},
+		// 35 ratios, one at p = 0.017 (a "worse" cell of a real run): not significant for the family.
+		{"one low p among many", append([]float64{0.017}, repeat(0.5, 34)...), append([]float64{0.595}, repeat(1, 34)...)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := HolmAdjust(tt.ps)
+			if len(got) != len(tt.want) {
+				t.Fatalf("HolmAdjust(%v) = %v, want %v", tt.ps, got, tt.want)
+			}
+			for i := range got {
+				if math.Abs(got[i]-tt.want[i]) > 1e-12 {
+					t.Fatalf("HolmAdjust(%v) = %v, want %v", tt.ps, got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func repeat(x float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = x
+	}
+	return out
+}
