@@ -10,11 +10,12 @@
 // needs in a child process (the same executable re-run in a hidden child mode), so the client CPU
 // it reports (getrusage RUSAGE_SELF on Unix, GetProcessTimes on Windows) is the client's alone.
 // Measurements run in rounds, group by group (driver, then transport, then floor); every round
-// visits every cell of the group and, inside a cell, every arm in turn (A B A B ..., the order
-// reversed on odd rounds), so slow drifts of the machine hit every arm alike. Figures are medians
-// over the rounds with their spread; a ratio candidate/baseline is the median of the per-round
-// paired ratios, with the number of rounds in which the candidate was cheaper and the two-sided
-// sign-test p-value of that count. A target is MET only when that median meets its limit and the
+// visits every cell of the group and, inside a cell, every arm in turn, in orders that give
+// every arm every position and every predecessor equally often (a Williams design, armOrder), so
+// that slow drifts of the machine and what one sample leaves for the next hit every arm alike.
+// Figures are medians over the rounds with their spread; a ratio candidate/baseline is the median
+// of the per-round paired ratios, with the number of rounds in which the candidate was cheaper
+// and the two-sided sign-test p-value of that count. A target is MET only when that median meets its limit and the
 // rounds support it (see targets.go); a ratio significantly worse than its baseline is listed
 // with its p-value adjusted by Holm's method over every ratio of the run.
 //

@@ -15,8 +15,8 @@ import (
 const idleCellName = "heap per connection"
 
 // measureIdle measures, for each driver arm the -arms pattern keeps, the Go heap that cfg.idleN
-// pooled connections hold while idle (see idleHeap), cfg.idleR rounds, the arms in turn (order
-// reversed on odd rounds, as the cells run). Plaintext arms that a -dsn server refuses are left
+// pooled connections hold while idle (see idleHeap), cfg.idleR rounds, the arms in the order
+// armOrder gives each round, as the cells run. Plaintext arms that a -dsn server refuses are left
 // out with a note.
 func measureIdle(ctx context.Context, cfg *config, t driverTarget, prog *progress) ([]*report.Idle, error) {
 	var specs []driverArmSpec
@@ -29,11 +29,7 @@ func measureIdle(ctx context.Context, cfg *config, t driverTarget, prog *progres
 	}
 	skip := make([]bool, len(specs))
 	for r := 0; r < cfg.idleR; r++ {
-		for k := range specs {
-			i := k
-			if r%2 == 1 {
-				i = len(specs) - 1 - k
-			}
+		for _, i := range armOrder(len(specs), r) {
 			if skip[i] {
 				continue
 			}

@@ -46,9 +46,9 @@ const warmupSlice = 50 * time.Millisecond
 // run one after the other, each with all its rounds, because a switch from one kind of work to
 // another makes the first samples after it dearer (measured: the first driver arm after the
 // transport cells paid up to 4x); within a group, every round visits every cell in order and,
-// inside a cell, the arms in order on even rounds and in reverse on odd ones, so that slow drifts
-// of the machine hit every arm alike and paired arms run side by side. Only arms of one cell are
-// compared, never groups with each other.
+// inside a cell, the arms in the order armOrder gives for the round, so that slow drifts of the
+// machine, and what one sample leaves for the next, fall on every arm alike, and paired arms run
+// side by side. Only arms of one cell are compared, never groups with each other.
 //
 // Each group gets a share of budget in proportion to its number of samples, and each sample an
 // equal share of what is left of its group's (at least minSlice), so that setup costs between
@@ -95,11 +95,7 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 				if r >= c.roundsOf(rounds) {
 					continue
 				}
-				for k := range c.arms {
-					i := k
-					if r%2 == 1 {
-						i = len(c.arms) - 1 - k
-					}
+				for _, i := range armOrder(len(c.arms), r) {
 					a := c.arms[i]
 					prog.step(fmt.Sprintf("%s round %d/%d", c.result.Group, r+1, rounds), c.result.Name+": "+a.name)
 					slice := max((groupBudget-time.Since(start))/time.Duration(left), minSlice)
