@@ -65,7 +65,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	fs.IntVar(&c.idleR, "idle-rounds", 3, "rounds of the idle heap figure (0: skip it)")
 	cellsRe := fs.String("cells", "", "measure only the cells whose \"group name\" matches this `regexp` (e.g. 'driver varbinary/4096$')")
 	armsRe := fs.String("arms", "", "measure only the arms whose name matches this `regexp` (e.g. 'TLS')")
-	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the measuring phase to `FILE` (with -cells/-arms, of one arm)")
+	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the measuring phase to `FILE`, samples labelled by cell and arm (go tool pprof -tagfocus 'arm=bridged TLS')")
 	fs.BoolVar(&c.control, "control", false, "control run (with -mode driver): connect the bridged arms with go-mssqldb's own transport too, so every ratio compares two identical arms and shows what noise alone gives")
 	fs.BoolVar(&c.verbose, "v", false, "let the driver servers (tdstest) log every connection event to stderr")
 	fs.BoolVar(&c.serve, "serve", false, "run the embedded tdstest server standalone and print its address and DSN")

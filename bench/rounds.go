@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"runtime/pprof"
 	"time"
 
 	"github.com/tdsbridge/tdsbridge/internal/report"
@@ -100,7 +101,7 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 					prog.step(fmt.Sprintf("%s round %d/%d", c.result.Group, r+1, rounds), c.result.Name+": "+a.name)
 					slice := max((groupBudget-time.Since(start))/time.Duration(left), minSlice)
 					left--
-					s, err := a.sample(ctx, slice)
+					s, err := c.sample(ctx, a, slice)
 					if err != nil {
 						return fmt.Errorf("bench: %s %s, %s, round %d: %w", c.result.Group, c.result.Name, a.name, r+1, err)
 					}
@@ -111,6 +112,17 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 		}
 	}
 	return nil
+}
+
+// sample measures arm a of the cell for slice, under the profiler labels "cell" and "arm", so
+// that a CPU profile of a run (-cpuprofile) can be split by arm (go tool pprof -tagfocus) and
+// arms measured side by side compared in one profile. Goroutines the arm starts inherit the
+// labels; the scheduler's own work does not carry them.
+func (c *cellRunner) sample(ctx context.Context, a armRunner, slice time.Duration) (s report.Sample, err error) {
+	pprof.Do(ctx, pprof.Labels("cell", c.result.Group+" "+c.result.Name, "arm", a.name), func(ctx context.Context) {
+		s, err = a.sample(ctx, slice)
+	})
+	return s, err
 }
 
 // roundsOf is the number of rounds, of a run of rounds, that the cell takes part in.

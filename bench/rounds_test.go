@@ -6,6 +6,7 @@ import (
 	"io"
 	"reflect"
 	"regexp"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -66,6 +67,29 @@ func TestRunRoundsStopsAtError(t *testing.T) {
 	}
 	if a := c.result.Arm("X"); len(a.Samples) != 0 || a.CPUPerMiB.N != 0 {
 		t.Errorf("arm X after the error = %+v, want no sample (the warm-up is not one)", a)
+	}
+}
+
+// TestRunRoundsProfileLabels checks that every measured sample runs under the profiler labels
+// of its cell and arm, which is what splits a -cpuprofile by arm.
+func TestRunRoundsProfileLabels(t *testing.T) {
+	var got []string
+	arm := func(name string) armRunner {
+		return armRunner{name, func(ctx context.Context, _ time.Duration) (report.Sample, error) {
+			cell, _ := pprof.Label(ctx, "cell")
+			a, _ := pprof.Label(ctx, "arm")
+			got = append(got, cell+"|"+a)
+			return report.Sample{Ops: 1, Bytes: 1, Wall: time.Millisecond, CPU: time.Millisecond}, nil
+		}}
+	}
+	c := newCell(&report.Cell{Group: report.GroupDriver, Name: "c"}, []armRunner{arm("A"), arm("B")}, nil)
+	if err := runRounds(context.Background(), []*cellRunner{c}, 2, 0, newProgress(io.Discard)); err != nil {
+		t.Fatal(err)
+	}
+	// The warm-up (unmeasured) carries no labels; the rounds do: A B, then B A.
+	want := []string{"|", "|", "driver c|A", "driver c|B", "driver c|B", "driver c|A"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("labels %q, want %q", got, want)
 	}
 }
 
