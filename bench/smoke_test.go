@@ -22,14 +22,8 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes and measures for a few seconds")
 	}
-	dir := t.TempDir()
-	jsonPath, svgPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.svg")
-	var stdout, stderr bytes.Buffer
-	args := []string{"-rounds", "1", "-size", "2048", "-rows", "100", "-idle-conns", "3", "-idle-rounds", "1", "-duration", "2s", "-dsn", "", "-json", jsonPath, "-plot", svgPath}
-	if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
-		t.Fatalf("run(%q) = %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
-	}
-	out := stdout.String()
+	svgPath := filepath.Join(t.TempDir(), "r.svg")
+	out, errOut, rep := runWithJSON(t, "-rounds", "1", "-size", "2048", "-rows", "100", "-idle-conns", "3", "-idle-rounds", "1", "-duration", "2s", "-dsn", "", "-plot", svgPath)
 	for _, want := range []string{
 		"== Driver: one SELECT of a 2 KiB value per query",
 		"nvarchar/4096", "varbinary/16384", "varbinary/4096, 16 KiB records",
@@ -44,16 +38,8 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(stderr.String(), "round 1/1") {
-		t.Errorf("no progress on stderr:\n%s", stderr.String())
-	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("JSON: %v", err)
+	if !strings.Contains(errOut, "round 1/1") {
+		t.Errorf("no progress on stderr:\n%s", errOut)
 	}
 	// 4 value cells + 6 workload cells + 3 sweep cells, 6 transport cells, 4 floor cells; one
 	// sample per arm; the idle figure for the four driver arms.
@@ -73,6 +59,26 @@ func TestSmoke(t *testing.T) {
 	if svg, err := os.ReadFile(svgPath); err != nil || !bytes.HasPrefix(svg, []byte("<svg")) {
 		t.Errorf("SVG file: %v, starts %.20q", err, svg)
 	}
+}
+
+// runWithJSON runs the program with args and -json, fails the test unless it exits 0, and
+// returns what it printed on stdout and stderr and the report it wrote.
+func runWithJSON(t *testing.T, args ...string) (stdout, stderr string, rep report.Report) {
+	t.Helper()
+	jsonPath := filepath.Join(t.TempDir(), "r.json")
+	args = append(args, "-json", jsonPath)
+	var out, errOut bytes.Buffer
+	if code := run(args, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("run(%q) = %d\nstdout:\n%s\nstderr:\n%s", args, code, out.String(), errOut.String())
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("JSON: %v", err)
+	}
+	return out.String(), errOut.String(), rep
 }
 
 func TestParseFlags(t *testing.T) {
@@ -131,22 +137,9 @@ func TestSmokeControl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process and measures for a second")
 	}
-	jsonPath := filepath.Join(t.TempDir(), "r.json")
-	var stdout, stderr bytes.Buffer
-	args := []string{"-mode", "driver", "-control", "-cells", "round trip SET NOCOUNT ON", "-rounds", "1", "-duration", "1s", "-idle-rounds", "0", "-dsn", "", "-json", jsonPath}
-	if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
-		t.Fatalf("run(%q) = %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
-	}
-	if !strings.Contains(stdout.String(), "CONTROL RUN") {
-		t.Errorf("the table does not say it is a control run:\n%s", stdout.String())
-	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("JSON: %v", err)
+	out, _, rep := runWithJSON(t, "-mode", "driver", "-control", "-cells", "round trip SET NOCOUNT ON", "-rounds", "1", "-duration", "1s", "-idle-rounds", "0", "-dsn", "")
+	if !strings.Contains(out, "CONTROL RUN") {
+		t.Errorf("the table does not say it is a control run:\n%s", out)
 	}
 	if !rep.Control || len(rep.Cells) != 1 || len(rep.Cells[0].Arms) != 4 {
 		t.Errorf("JSON: control %v, %d cells, want a control run of one cell with four arms", rep.Control, len(rep.Cells))
