@@ -54,17 +54,14 @@ func WriteTable(w io.Writer, r *Report) error {
 		p("cell\tarm\tMB/s\tCPU ms/MB\tx floor\treads/MiB\tCPU ratio bridge/tls.Conn\n")
 		for _, c := range cells {
 			for i, a := range c.Arms {
-				name, rat, xf := "", "", "-"
-				if i == 0 {
-					name = c.Name
-				}
+				rat, xf := "", "-"
 				if a.Name == ArmBridge || a.Name == ArmBridgeDirect {
 					rat = fmtRatio(c.RatioOf(a.Name, ArmTLSConn))
 				}
 				if f := r.Floor(c.RecordSize); f > 0 && a.CPUPerMB.N > 0 {
 					xf = fmt.Sprintf("%.2fx", a.CPUPerMB.Median/f)
 				}
-				p("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, a.Name, fmtStat(a.MBps), fmtStat(a.CPUPerMB), xf, fmtMedian(a.Reads), rat)
+				p("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.rowName(i), a.Name, fmtStat(a.MBps), fmtStat(a.CPUPerMB), xf, fmtMedian(a.Reads), rat)
 			}
 		}
 	}
@@ -86,6 +83,15 @@ func WriteTable(w io.Writer, r *Report) error {
 // printer is WriteTable's formatted writer.
 type printer func(format string, args ...any)
 
+// rowName is the first column of the table row of the cell's i-th arm: the cell's name on its
+// first row, empty below it.
+func (c *Cell) rowName(i int) string {
+	if i == 0 {
+		return c.Name
+	}
+	return ""
+}
+
 // writeValueCells prints the driver value cells: per arm, the summary with ratios, and the
 // transport's part of each TLS figure (see transportPart).
 func writeValueCells(p printer, r *Report, cells []*Cell) {
@@ -94,11 +100,7 @@ func writeValueCells(p printer, r *Report, cells []*Cell) {
 	p("cell\tarm\tqueries\twall ms/query\tCPU ms/query\tCPU ms/MiB\treads/MiB\n")
 	for _, c := range cells {
 		for i, a := range c.Arms {
-			name := ""
-			if i == 0 {
-				name = c.Name
-			}
-			p("%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, a.Name, totalOps(a), fmtStat(a.Wall), fmtStat(a.CPU), fmtStat(a.CPUPerMiB), fmtMedian(a.Reads))
+			p("%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.rowName(i), a.Name, totalOps(a), fmtStat(a.Wall), fmtStat(a.CPU), fmtStat(a.CPUPerMiB), fmtMedian(a.Reads))
 		}
 	}
 	p("\n== Driver summary: client CPU ms/MiB (medians), ratios bridged/native ==\n")
@@ -132,15 +134,11 @@ func writeWorkloadCells(p printer, cells []*Cell) {
 	p("cell\tarm\tops\twall ms/op\tp50 ms\tp99 ms\tCPU us/unit\tCPU ms/MiB\treads/MiB\n")
 	for _, c := range cells {
 		for i, a := range c.Arms {
-			name := ""
-			if i == 0 {
-				name = c.Name
-			}
 			perUnit := "-"
 			if a.CPU.N > 0 && c.PerOp > 0 {
 				perUnit = fmtNum(1000*a.CPU.Median/float64(c.PerOp)) + "/" + c.Unit
 			}
-			p("%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", name, a.Name, totalOps(a), fmtStat(a.Wall),
+			p("%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.rowName(i), a.Name, totalOps(a), fmtStat(a.Wall),
 				fmtMedian(a.WallP50), fmtMedian(a.WallP99), perUnit, fmtStat(a.CPUPerMiB), fmtMedian(a.Reads))
 		}
 	}
