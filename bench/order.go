@@ -35,11 +35,9 @@ func armOrder(n, r int) []int {
 	r %= period
 	row := make([]int, n)
 	for j := range row {
-		row[j] = (first[j] + r) % n
-	}
-	if r >= n { // odd n, second half: the mirror of row r-n
-		row = make([]int, n)
-		for j := range row {
+		if r < n {
+			row[j] = (first[j] + r) % n
+		} else { // odd n, second half: the mirror of row r-n
 			row[j] = (first[n-1-j] + r - n) % n
 		}
 	}
