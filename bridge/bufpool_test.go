@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
+	"slices"
 	"testing"
 )
 
@@ -189,5 +191,59 @@ func TestCoalesceRecords(t *testing.T) {
 	h := New(c, Options{})
 	if err := h.CoalesceRecords(cs); !errors.Is(err, ErrState) {
 		t.Fatalf("CoalesceRecords in handshake mode: %v, want ErrState", err)
+	}
+}
+
+// sizedConn returns its scripted chunks, one per Read (or what fits), and
+// records the size of every Read.
+type sizedConn struct {
+	net.Conn
+	chunks [][]byte
+	sizes  []int
+}
+
+func (c *sizedConn) Read(p []byte) (int, error) {
+	c.sizes = append(c.sizes, len(p))
+	if len(c.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, c.chunks[0])
+	if c.chunks[0] = c.chunks[0][n:]; len(c.chunks[0]) == 0 {
+		c.chunks = c.chunks[1:]
+	}
+	return n, nil
+}
+
+// After CoalesceRecords the socket is read straight into the caller's
+// buffer while reads leave room in it, and into the read-ahead buffer after
+// a read that filled it; either way the bytes come out as sent.
+func TestCoalesceReadsDirect(t *testing.T) {
+	var stream []byte
+	for i := range 8 {
+		stream = append(stream, record(0x17, 495, i)...) // 500 bytes each
+	}
+	sock := &sizedConn{chunks: [][]byte{stream[:500], stream[500:3500], stream[3500:4000]}}
+	b := New(sock, Options{Direct: true})
+	if err := b.CoalesceRecords(tls.ConnectionState{HandshakeComplete: true, Version: tls.VersionTLS13}); err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 2000)
+	var got []byte
+	for len(got) < len(stream) {
+		n, err := b.Read(p)
+		if err != nil {
+			t.Fatalf("after %d bytes: %v", len(got), err)
+		}
+		got = append(got, p[:n]...)
+	}
+	if !bytes.Equal(got, stream) {
+		t.Fatal("bytes differ")
+	}
+	// 500 bytes leave room: direct again; 2000 fill p: the next read, for
+	// the rest of the second chunk, goes into the read-ahead buffer, and
+	// returns less than p holds: direct again for the last chunk.
+	want := []int{2000, 2000, DefaultReadAheadSize, 2000}
+	if !slices.Equal(sock.sizes, want) {
+		t.Fatalf("socket reads of %v bytes, want %v", sock.sizes, want)
 	}
 }

@@ -41,6 +41,11 @@ type Conn struct {
 	// batch is the empty-record threshold set by CoalesceRecords (0: off):
 	// every passthrough Read coalesces as in Reader's coalescing mode.
 	batch int
+	// filled records whether the last socket read in passthrough or
+	// plaintext mode filled the space it was given, so that more may be
+	// waiting; it decides between a direct read and the read-ahead (see
+	// readDirect).
+	filled bool
 	// Handshake mode: hsIn reads the peer's messages straight from the
 	// socket; hsPayload is the unread rest of the current message (it
 	// aliases hsIn's buffer and is valid until the next ReadMessage);
@@ -124,11 +129,23 @@ func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.readPassthrough(p)
 	for err == errNeedSocket {
 		// The socket is read here, in Read's own frame (see "Stack depth"
-		// in the package documentation).
-		var free []byte
-		if free, err = c.ra.free(); err == nil {
-			m, rerr := c.raw.Read(free)
-			err = c.ra.commit(m, rerr)
+		// in the package documentation): into p itself when readDirect
+		// allows, into the read-ahead buffer otherwise.
+		if c.readDirect(p) {
+			m, rerr := c.raw.Read(p)
+			c.filled = m == len(p)
+			if m > 0 {
+				n, err = c.takeDirect(p, m), nil
+				break
+			}
+			err = rerr
+		} else {
+			var free []byte
+			if free, err = c.ra.free(); err == nil {
+				m, rerr := c.raw.Read(free)
+				c.filled = m >= len(p)
+				err = c.ra.commit(m, rerr)
+			}
 		}
 		if err != nil {
 			err = c.readError(err, "bridge: passthrough: read")

@@ -36,6 +36,10 @@
 // blocking, and CoalesceRecords does the same for a tls.Conn read directly
 // (for a connection that stays in passthrough): a Read then hands over,
 // after its record, the complete application-data records that follow.
+// In that mode a Read that finds nothing buffered reads the socket straight
+// into the caller's buffer, one copy less, as long as socket reads leave
+// room in the space they are given (small exchanges); a stream that fills
+// them goes through the read-ahead buffer (see direct.go).
 // The socket is read only when the layer above asked for bytes that are
 // not buffered: if nobody reads, nothing is read and TCP pushes back on
 // the peer.

@@ -210,3 +210,51 @@ func (ra *readAhead) readRaw(p []byte) int {
 	ra.release()
 	return n
 }
+
+// walk follows the record framing through p, bytes read straight from the
+// socket with nothing buffered, as readRecord and Conn.handExtra would hand
+// them out: first the current record (or the next one, of any type, or as
+// much of its header as p holds), then the records that follow while
+// their header is in p, they are application data and their length field
+// is above minLen, the last one possibly in part. It returns how many
+// bytes of p are handed out (the framing state then stands after them)
+// and how many records it began beyond the first.
+func (ra *readAhead) walk(p []byte, minLen int) (n, extra int) {
+	for first := true; n < len(p); first = false {
+		if ra.recLeft == 0 {
+			need := recordHeaderLen - ra.hdrHave
+			if len(p)-n < need {
+				if first {
+					ra.hdrHave += copy(ra.hdr[ra.hdrHave:], p[n:])
+					n = len(p)
+				}
+				break
+			}
+			var hdr [recordHeaderLen]byte
+			copy(hdr[:], ra.hdr[:ra.hdrHave])
+			copy(hdr[ra.hdrHave:], p[n:n+need])
+			recLen := int(hdr[3])<<8 | int(hdr[4])
+			if !first && (hdr[0] != recordTypeApplicationData || recLen <= minLen) {
+				break
+			}
+			if !first {
+				extra++
+			}
+			ra.hdr, ra.hdrHave = hdr, 0
+			ra.recType, ra.recLen, ra.recLeft = hdr[0], recLen, need+recLen
+		}
+		k := min(ra.recLeft, len(p)-n)
+		n += k
+		ra.recLeft -= k
+	}
+	return n, extra
+}
+
+// keep buffers tail, bytes read straight from the socket that a Read does
+// not hand out, in a buffer from the pool, to be served next. Called with
+// nothing buffered and len(tail) at most the pool's buffer size.
+func (ra *readAhead) keep(tail []byte) {
+	ra.bufp = ra.pool.get()
+	ra.buf = *ra.bufp
+	ra.r, ra.w = 0, copy(ra.buf, tail)
+}

@@ -103,3 +103,56 @@ func TestReadAheadCompacts(t *testing.T) {
 		t.Fatalf("after compaction r=%d w=%d", ra.r, ra.w)
 	}
 }
+
+// walk hands out what readRecord and the coalescing rules would: the
+// current or next record whatever its type, then approved records, the
+// last one possibly in part, and stops in front of anything else.
+func TestReadAheadWalk(t *testing.T) {
+	r1, r2, empty, alert := record(0x17, 500, 1), record(0x17, 300, 2), record(0x17, 17, 3), record(0x15, 2, 4)
+	join := func(b ...[]byte) []byte { return bytes.Join(b, nil) }
+	tests := []struct {
+		name      string
+		before    []byte // walked first, handed out in full
+		p         []byte
+		wantN     int
+		wantExtra int
+	}{
+		{name: "one record", p: r1, wantN: len(r1)},
+		{name: "records", p: join(r1, r2, r1), wantN: 2*len(r1) + len(r2), wantExtra: 2},
+		{name: "stops before an alert", p: join(r1, r2, alert, r1), wantN: len(r1) + len(r2), wantExtra: 1},
+		{name: "an alert first, then records", p: join(alert, r1), wantN: len(alert) + len(r1), wantExtra: 1},
+		{name: "stops before an empty record", p: join(r1, empty, r2), wantN: len(r1)},
+		{name: "an empty record first", p: join(empty, r1), wantN: len(empty) + len(r1), wantExtra: 1},
+		{name: "ends inside a record", p: join(r1, r2[:200]), wantN: len(r1) + 200, wantExtra: 1},
+		{name: "ends inside a header", p: join(r1, r2[:3]), wantN: len(r1)},
+		{name: "only part of a header", p: r1[:3], wantN: 3},
+		{name: "rest of a header", before: r1[:3], p: join(r1[3:], r2), wantN: len(r1) - 3 + len(r2), wantExtra: 1},
+		{name: "rest of a record, then an alert", before: r1[:100], p: join(r1[100:], alert), wantN: len(r1) - 100},
+		{name: "rest of a record, then records", before: r1[:100], p: join(r1[100:], r2), wantN: len(r1) - 100 + len(r2), wantExtra: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ra readAhead
+			ra.init(poolFor(DefaultReadAheadSize), nil)
+			if n, _ := ra.walk(tt.before, 17); n != len(tt.before) {
+				t.Fatalf("walk(before) = %d, want %d", n, len(tt.before))
+			}
+			n, extra := ra.walk(tt.p, 17)
+			if n != tt.wantN || extra != tt.wantExtra {
+				t.Fatalf("walk = %d, %d extra; want %d, %d extra", n, extra, tt.wantN, tt.wantExtra)
+			}
+			// The framing state stands after the bytes handed out: the
+			// rest, buffered, is served as the next record.
+			if rest := tt.p[n:]; len(rest) > 0 {
+				ra.keep(rest)
+				q := make([]byte, 1000)
+				if m := ra.readRecord(q); m == 0 || !bytes.Equal(q[:m], rest[:m]) {
+					t.Fatalf("rest served as %d bytes", m)
+				}
+				if len(rest) >= recordHeaderLen && ra.recType != rest[0] {
+					t.Fatalf("rest framed as a record of type %#x, want %#x", ra.recType, rest[0])
+				}
+			}
+		})
+	}
+}
