@@ -126,7 +126,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 		return n, err
 	}
 	c.steer.begin()
-	n, err := c.readPassthrough(p)
+	n, err := 0, errNeedSocket
+	if !c.readDirect(p) {
+		n, err = c.readPassthrough(p)
+	}
 	for err == errNeedSocket {
 		// The socket is read here, in Read's own frame (see "Stack depth"
 		// in the package documentation): into p itself when readDirect
@@ -186,7 +189,15 @@ func (c *Conn) Write(p []byte) (int, error) {
 	defer c.wmu.Unlock()
 	switch s := c.State(); s {
 	case StatePassthrough, StatePlaintext:
-		return c.writeRaw(p, s)
+		// One Write of p on the socket, in Write's own frame.
+		if c.werr != nil {
+			return 0, c.werr
+		}
+		n, err := c.raw.Write(p)
+		if err != nil {
+			err = c.writeError(err, s)
+		}
+		return n, err
 	case StateHandshake:
 		c.flight = append(c.flight, p...)
 		return len(p), nil

@@ -19,10 +19,13 @@ package bridge
 // a stream that keeps the socket full goes through the read-ahead buffer,
 // which takes up to its whole size in one system call.
 
-// readDirect reports whether the socket read a Read needs goes straight
-// into p. Called with rmu held, when nothing is buffered.
+// readDirect reports whether a Read reads the socket straight into p: in
+// coalescing mode for good, with nothing buffered, no sticky read error, the
+// last socket read not filled, p no larger than a read-ahead buffer (which
+// takes what a Read cannot hand over) and no Reader steering. Called with
+// rmu held.
 func (c *Conn) readDirect(p []byte) bool {
-	if c.batch == 0 || c.filled || len(p) > c.pool.size || c.ra.buffered() > 0 {
+	if c.batch == 0 || c.filled || len(p) > c.pool.size || c.ra.buffered() > 0 || c.rerr != nil {
 		return false
 	}
 	minLen, noBlock := c.steer.mode()

@@ -139,26 +139,21 @@ func (c *Conn) readError(err error, phase string) error {
 	return c.rerr
 }
 
-// writeRaw makes exactly one Write of p on the socket (passthrough and
-// plaintext mode). Called with wmu held.
-func (c *Conn) writeRaw(p []byte, s State) (int, error) {
-	if c.werr != nil {
-		return 0, c.werr
-	}
-	n, err := c.raw.Write(p)
-	if err == nil {
-		return n, nil
-	}
+// writeError classifies an error of a socket Write in passthrough or
+// plaintext mode (state s): after Close errClosed; a timeout as a temporary
+// error; anything else becomes the sticky write error. Called with wmu
+// held.
+func (c *Conn) writeError(err error, s State) error {
 	phase := "bridge: passthrough: write"
 	if s == StatePlaintext {
 		phase = "bridge: plaintext: write"
 	}
 	switch {
 	case c.State() == StateClosed:
-		return n, errClosed
+		return errClosed
 	case isTimeout(err):
-		return n, &tempError{msg: phase, err: err}
+		return &tempError{msg: phase, err: err}
 	}
 	c.werr = fmt.Errorf("%s: %w", phase, err)
-	return n, c.werr
+	return c.werr
 }

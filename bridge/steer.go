@@ -13,9 +13,9 @@ import "sync/atomic"
 //     after the current record, the records readyRecord(n) approves (0
 //     ends it); setNoBlock(true) makes a passthrough Read fail at once with
 //     errWouldBlock instead of reading the socket.
-//   - Conn.readPassthrough alone (under rmu) reports: begin for every
-//     Read in passthrough mode, handed with the number of records that Read
-//     began beyond its first.
+//   - The Conn's passthrough Read alone (under rmu) reports: begin for
+//     every Read in passthrough mode, handed with the number of records that
+//     Read began beyond its first.
 //   - The Reader compares reads() before and after a tls.Conn Read to learn
 //     whether the tls.Conn read the Conn at all, and then lastExtra() for
 //     how many more records that Read handed over. The counts are hints for

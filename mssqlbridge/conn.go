@@ -76,7 +76,6 @@ type conn struct {
 	host     string                  // the host the driver dialed: certificate checks use it
 	dialCtx  context.Context         // bounds the PRELOGIN exchange; dropped when it ends (see negotiate)
 	strict   bool                    // TDS 8.0: TLS ran on dial
-	rdl, wdl deadline                // read and write deadlines, applied lazily
 	target   atomic.Pointer[connRef] // where deadlines go: the socket, then the bridge
 
 	smu   sync.Mutex    // guards transitions
@@ -92,6 +91,9 @@ type conn struct {
 	bridge  *bridge.Conn // the bridge over raw; nil only before negotiation
 	plainW  net.Conn     // writes in statePlain: the bridge in plaintext mode
 
+	// The write side, then the read side: each written by its own goroutine on every call,
+	// so they are kept apart (a cache line written by one core and read by another moves).
+	wdl     deadline   // write deadline, applied lazily
 	wmu     sync.Mutex // serializes Writes
 	out     batch      // the socket's writes of an unfinished message (see batch)
 	scratch []byte     // copy of a packet the conn must patch; guarded by wmu
@@ -100,6 +102,7 @@ type conn struct {
 	login    []byte
 	loginHdr tds.Header
 
+	rdl     deadline   // read deadline, applied lazily
 	rmu     sync.Mutex // serializes Reads
 	pending []byte     // the patched PRELOGIN reply, served first; set by negotiate before ready, then guarded by rmu
 	// in serves every Read after the PRELOGIN reply: the tls.Conn in full encryption (see

@@ -27,5 +27,12 @@ func (s *socket) Read(p []byte) (int, error) {
 	return 0, err
 }
 
-// Write writes p to the socket, or holds it until the message it belongs to is complete.
-func (s *socket) Write(p []byte) (int, error) { return s.out.write(s.Conn, p) }
+// Write writes p to the socket, or holds it until the message it belongs to is complete. A
+// packet that neither joins held bytes nor is held itself (every packet of a one-packet
+// message) goes to the socket in Write's own frame.
+func (s *socket) Write(p []byte) (int, error) {
+	if s.out.bufp == nil && !s.out.hold.Load() {
+		return s.Conn.Write(p)
+	}
+	return s.out.write(s.Conn, p)
+}
