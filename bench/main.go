@@ -79,6 +79,7 @@ func runBench(ctx context.Context, cfg *config, prog *progress) (rep *report.Rep
 	start := time.Now()
 	rep = &report.Report{
 		Date:          start.UTC().Format("2006-01-02 15:04 MST"),
+		PID:           os.Getpid(),
 		CPUModel:      cpuModel(),
 		NumCPU:        runtime.NumCPU(),
 		GOMAXPROCS:    runtime.GOMAXPROCS(0),

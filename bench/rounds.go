@@ -117,11 +117,16 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 // sample measures arm a of the cell for slice, under the profiler labels "cell" and "arm", so
 // that a CPU profile of a run (-cpuprofile) can be split by arm (go tool pprof -tagfocus) and
 // arms measured side by side compared in one profile. Goroutines the arm starts inherit the
-// labels; the scheduler's own work does not carry them.
+// labels; the scheduler's own work does not carry them. The sample's Start and End, on perf's
+// clock, split a perf profile of the whole process, kernel included, the same way.
 func (c *cellRunner) sample(ctx context.Context, a armRunner, slice time.Duration) (s report.Sample, err error) {
+	start := perfClock()
 	pprof.Do(ctx, pprof.Labels("cell", c.result.Group+" "+c.result.Name, "arm", a.name), func(ctx context.Context) {
 		s, err = a.sample(ctx, slice)
 	})
+	if start != 0 {
+		s.Start, s.End = start, perfClock()
+	}
 	return s, err
 }
 

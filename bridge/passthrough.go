@@ -63,8 +63,9 @@ func (c *Conn) CoalesceRecords(cs tls.ConnectionState) error {
 // readPassthrough serves the TLS layer from the read-ahead buffer. It
 // never reads the socket: when no byte of the current record is buffered
 // it returns errNeedSocket, and Read makes one socket read into the free
-// space of the buffer and calls it again. By default a call hands over at
-// most one record.
+// space of the buffer and calls it again (or reads straight into p and
+// hands over what it read by the same rules, see direct.go). By default a
+// call hands over at most one record.
 //
 // Two modes, set by Reader around its reads of the tls.Conn:
 //   - coalescing (c.steer's threshold n > 0, or for good after

@@ -38,6 +38,7 @@ var DriverRatioPairs = [][2]string{{ArmBridgedTLS, ArmNativeTLS}, {ArmBridgedPla
 // draw. Date, Budget and Elapsed are preformatted text; the figures are in their cells.
 type Report struct {
 	Date          string      `json:"date"`      // when the run started, e.g. "2026-11-30 07:00 UTC"
+	PID           int         `json:"pid"`       // the measuring process (the servers run in children)
 	CPUModel      string      `json:"cpu_model"` // the machine's CPU model name
 	NumCPU        int         `json:"num_cpu"`
 	GOMAXPROCS    int         `json:"gomaxprocs"`

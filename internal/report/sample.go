@@ -19,6 +19,11 @@ type Sample struct {
 	// latency workloads (0: not recorded).
 	WallP50 time.Duration `json:"wall_p50_ns,omitempty"`
 	WallP99 time.Duration `json:"wall_p99_ns,omitempty"`
+	// Start and End bound the sample on the clock `perf record -k CLOCK_MONOTONIC` stamps its
+	// samples with, in ns (0 where the bench cannot read that clock), so that a perf profile of
+	// a run can be split by cell and arm (scripts/perfsplit).
+	Start int64 `json:"clock_start_ns,omitempty"`
+	End   int64 `json:"clock_end_ns,omitempty"`
 }
 
 // Derived per-sample figures. Units: ms, MiB = 2^20 bytes, MB = 10^6 bytes.
