@@ -41,10 +41,9 @@ type Conn struct {
 	// batch is the empty-record threshold set by CoalesceRecords (0: off):
 	// every passthrough Read coalesces as in Reader's coalescing mode.
 	batch int
-	// filled records whether the last socket read in passthrough or
-	// plaintext mode filled the space it was given, so that more may be
-	// waiting; it decides between a direct read and the read-ahead (see
-	// readDirect).
+	// filled records whether the last socket read of a passthrough Read
+	// filled the space it was given, so that more may be waiting; it
+	// decides between a direct read and the read-ahead (see readDirect).
 	filled bool
 	// Handshake mode: hsIn reads the peer's messages straight from the
 	// socket; hsPayload is the unread rest of the current message (it
