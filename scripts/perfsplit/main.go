@@ -14,7 +14,8 @@
 //	perf script -i perf.data -F pid,time,period,ip,sym --ns | go run ./scripts/perfsplit -json run.json
 //
 // Use -e cpu-clock: its period is time in ns, which is what the figures add up. The servers run
-// in a child process and are left out. Linux only (perf, and the clock the bench reads).
+// in a child process and are left out. Linux only (perf, and the clock the bench reads); the
+// kernel's part needs root or kernel.perf_event_paranoid at 1 or below.
 package main
 
 import (
