@@ -61,6 +61,10 @@ func continues(p []byte) bool {
 	return false
 }
 
+// passes reports whether the next write goes to the socket as it is, without the batch: nothing
+// is held, and the packet being written is not to be held either (hold is clear).
+func (b *batch) passes() bool { return b.bufp == nil && !b.hold.Load() }
+
 // write writes p to w, or holds it (see batch). p is never retained.
 func (b *batch) write(w io.Writer, p []byte) (int, error) {
 	held := 0

@@ -31,7 +31,7 @@ func (s *socket) Read(p []byte) (int, error) {
 // packet that neither joins held bytes nor is held itself (every packet of a one-packet
 // message) goes to the socket in Write's own frame.
 func (s *socket) Write(p []byte) (int, error) {
-	if s.out.bufp == nil && !s.out.hold.Load() {
+	if s.out.passes() {
 		return s.Conn.Write(p)
 	}
 	return s.out.write(s.Conn, p)
