@@ -20,8 +20,8 @@ type sample struct {
 
 // readSamples calls fn for every sample of a perf script stream. A header line (pid, time,
 // period, then the innermost frame when there is no call chain) starts a sample; the lines
-// after it that begin with white space are its call chain ("address symbol"). It fails on the
-// first header it cannot read, naming the line.
+// after it that begin with a tab are its call chain ("address symbol"). It fails on the first
+// header it cannot read, naming the line.
 func readSamples(r io.Reader, fn func(sample)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
@@ -38,7 +38,7 @@ func readSamples(r io.Reader, fn func(sample)) error {
 			flush()
 			continue
 		}
-		if text[0] == '\t' || (cur != nil && text[0] == ' ' && !startsHeader(text)) {
+		if text[0] == '\t' {
 			if cur != nil {
 				cur.frames = append(cur.frames, frameName(text))
 			}
@@ -56,13 +56,6 @@ func readSamples(r io.Reader, fn func(sample)) error {
 		return fmt.Errorf("perfsplit: reading perf script output: %w", err)
 	}
 	return nil
-}
-
-// startsHeader reports whether a line that begins with spaces is a sample header: perf right-
-// aligns the pid, and a header's second field is the time, ending in a colon.
-func startsHeader(text string) bool {
-	f := strings.Fields(text)
-	return len(f) >= 2 && strings.HasSuffix(f[1], ":")
 }
 
 // parseHeader reads "PID SECONDS.NANOSECONDS: PERIOD [ADDRESS SYMBOL]".

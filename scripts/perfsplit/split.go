@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"sort"
 
 	"github.com/tdsbridge/tdsbridge/internal/report"
@@ -117,14 +118,9 @@ func diffs(cand, base *profile, inclusive bool, n int) []diff {
 			out = append(out, diff{name, 0, base.perOp(bm[name])})
 		}
 	}
-	abs := func(d diff) float64 {
-		if v := d.candidate - d.baseline; v >= 0 {
-			return v
-		}
-		return d.baseline - d.candidate
-	}
 	sort.Slice(out, func(i, j int) bool {
-		if a, b := abs(out[i]), abs(out[j]); a != b {
+		a, b := math.Abs(out[i].candidate-out[i].baseline), math.Abs(out[j].candidate-out[j].baseline)
+		if a != b {
 			return a > b
 		}
 		return out[i].name < out[j].name
