@@ -224,21 +224,8 @@ const (
 // values), and the row counts and sums of the first column must be right.
 func checkParamQueries(t *testing.T, res []clientLine, want, wantWide string) {
 	t.Helper()
-	sameJSON := func(name string, got json.RawMessage, want string) {
-		t.Helper()
-		var g, w any
-		if err := json.Unmarshal(got, &g); err != nil {
-			t.Fatalf("%s row %s: %v", name, got, err)
-		}
-		if err := json.Unmarshal([]byte(want), &w); err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprintf("%#v", g) != fmt.Sprintf("%#v", w) {
-			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
-		}
-	}
-	sameJSON("SELECT @p1, ...", res[queryParams].Row, want)
-	sameJSON("wide rows", res[queryWide].Row, wantWide)
+	sameJSON(t, "SELECT @p1, ...", res[queryParams].Row, want)
+	sameJSON(t, "wide rows", res[queryWide].Row, wantWide)
 	for _, c := range []struct {
 		i int
 		n int64
@@ -246,6 +233,21 @@ func checkParamQueries(t *testing.T, res []clientLine, want, wantWide string) {
 		if l := res[c.i]; l.Rows != c.n || l.Sum != c.n*(c.n+1)/2 {
 			t.Errorf("query %d: %d rows, sum %d; want %d, %d", c.i, l.Rows, l.Sum, c.n, c.n*(c.n+1)/2)
 		}
+	}
+}
+
+// sameJSON checks that a row a client printed equals want, compared as JSON values.
+func sameJSON(t *testing.T, name string, got json.RawMessage, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%s row %s: %v", name, got, err)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprintf("%#v", g) != fmt.Sprintf("%#v", w) {
+		t.Errorf("%s:\n got %s\nwant %s", name, got, want)
 	}
 }
 
@@ -297,18 +299,23 @@ func TestTedious(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // external processes: overlap their start-up
 			s, log := startServer(t, tc.cfg)
+			writes := tediousWrites()
+			queries, params := appendWrites(
+				[]any{querySelect1, queryBig, tediousParamQuery, SeriesQuery, WideRowsQuery},
+				[]any{nil, nil, tediousParams,
+					[]any{map[string]any{"name": "p1", "type": "BigInt", "value": seriesN}},
+					[]any{map[string]any{"name": "p1", "type": "BigInt", "value": wideN}}},
+				writes)
 			arg, _ := json.Marshal(map[string]any{
 				"host": "127.0.0.1", "port": port(t, s), "user": s.Config.user(), "password": s.Config.password(),
 				"encrypt": tc.encrypt, "packetSize": tc.packetSize, "caFile": s.CAFile(),
-				"queries": []string{querySelect1, queryBig, tediousParamQuery, SeriesQuery, WideRowsQuery},
-				"params": []any{nil, nil, tediousParams,
-					[]any{map[string]any{"name": "p1", "type": "BigInt", "value": seriesN}},
-					[]any{map[string]any{"name": "p1", "type": "BigInt", "value": wideN}}},
+				"queries": queries, "params": params,
 			})
 			cmd := exec.CommandContext(toolContext(t), node, filepath.Join(dir, "client.js"), string(arg))
 			cmd.Dir = dir
-			res := parseClientLines(t, runTool(t, cmd), 5)
+			res := parseClientLines(t, runTool(t, cmd), len(queries))
 			checkParamQueries(t, res, tediousWantRow, `[1, "name-1", "2026-01-01T00:00:01.000Z", 0.25, true]`)
+			checkWrites(t, res[queryWide+1:], writes, log)
 			var one int
 			var big string
 			if err := json.Unmarshal(res[0].Value, &one); err != nil || one != 1 {
@@ -317,7 +324,7 @@ func TestTedious(t *testing.T) {
 			if err := json.Unmarshal(res[1].Value, &big); err != nil || len(big) != bigLen || strings.Trim(big, "x") != "" {
 				t.Errorf("nvarchar(max) gave %d characters (%v)", len(big), err)
 			}
-			if res[5].PacketSize != tc.wantSize {
+			if res[len(queries)].PacketSize != tc.wantSize {
 				t.Errorf("tedious packet size %d, want %d", res[5].PacketSize, tc.wantSize)
 			}
 			log.wantMode(t, tc.mode, tc.wantSize)
@@ -363,19 +370,24 @@ func TestPytds(t *testing.T) {
 			if tc.tls {
 				ca = s.CAFile()
 			}
+			writes := pytdsWrites()
+			queries, params := appendWrites(
+				[]any{querySelect1, queryBig, pytdsParamQuery, strings.Replace(SeriesQuery, "@p1", "%s", 1),
+					strings.Replace(strings.ReplaceAll(WideRowsQuery, "%", "%%"), "@p1", "%s", 1)}, // pyformat
+				[]any{nil, nil, pytdsParams,
+					[]any{map[string]any{"decl": "bigint", "value": seriesN}},
+					[]any{map[string]any{"decl": "bigint", "value": wideN}}},
+				writes)
 			arg, _ := json.Marshal(map[string]any{
 				"host": "localhost", "port": port(t, s), "user": s.Config.user(), "password": s.Config.password(),
 				"cafile": ca, "enc_login_only": tc.loginOnly, "blocksize": tc.blocksize, "autocommit": tc.autocommit,
-				"queries": []string{querySelect1, queryBig, pytdsParamQuery, strings.Replace(SeriesQuery, "@p1", "%s", 1),
-					strings.Replace(strings.ReplaceAll(WideRowsQuery, "%", "%%"), "@p1", "%s", 1)}, // pyformat
-				"params": []any{nil, nil, pytdsParams,
-					[]any{map[string]any{"decl": "bigint", "value": seriesN}},
-					[]any{map[string]any{"decl": "bigint", "value": wideN}}},
+				"queries": queries, "params": params,
 			})
 			cmd := exec.CommandContext(toolContext(t), py, script, string(arg))
-			res := parseClientLines(t, runTool(t, cmd), 5)
+			res := parseClientLines(t, runTool(t, cmd), len(queries))
 			// pytds divides the scaled integer, so 0.2500 comes out as 0.25.
 			checkParamQueries(t, res, pytdsWantRow, `[1, "name-1", "2026-01-01T00:00:01", "0.25", true]`)
+			checkWrites(t, res[queryWide+1:], writes, log)
 			var one int
 			var chars string
 			if err := json.Unmarshal(res[0].Value, &one); err != nil || one != 1 {

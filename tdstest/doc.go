@@ -119,10 +119,13 @@
 //
 // The package's tests run real clients against the server besides go-mssqldb (with its own TLS
 // and bridged through mssqlbridge): FreeTDS tsql (Debian freetds-bin), tedious (npm, in
-// testdata/node) and pytds (Debian python3-tds, python3-openssl). A missing client skips its
-// suite with a message naming the client and how to install it; with the environment variable
-// TDSBRIDGE_REQUIRE_CLIENTS=1 a missing client fails the test instead, so that a run cannot pass
-// without those proofs.
+// testdata/node) and pytds (Debian python3-tds, python3-openssl). Besides queries, typed
+// parameters and many-row results, tedious and pytds upload a 1 MiB varbinary(max) parameter and
+// bulk load a temporary table with their own encoders (tedious inside a transaction begun and
+// committed with transaction manager requests); go-mssqldb's CopyIn is proven in its own tests.
+// A missing client skips its suite with a message naming the client and how to install it; with
+// the environment variable TDSBRIDGE_REQUIRE_CLIENTS=1 a missing client fails the test instead,
+// so that a run cannot pass without those proofs.
 //
 // # Errors and shutdown
 //
