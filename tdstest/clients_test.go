@@ -358,6 +358,7 @@ func TestPytds(t *testing.T) {
 		{"full, 4096, transactions (autocommit off)", Config{}, true, false, 4096, modeFull, false},
 		{"full, 16384", Config{}, true, false, 16384, modeFull, true},
 		{"login-only, 4096", Config{Encryption: EncryptOff}, true, true, 4096, modeLoginOnly, true},
+		{"login-only, 4096, transactions (autocommit off)", Config{Encryption: EncryptOff}, true, true, 4096, modeLoginOnly, false},
 		{"login-only, 16384", Config{Encryption: EncryptOff}, true, true, 16384, modeLoginOnly, true},
 		{"login-only asked, server ON", Config{}, true, true, 4096, modeFull, true},
 		{"no TLS", Config{Encryption: EncryptOff}, false, false, 4096, modeNone, true},
@@ -370,7 +371,7 @@ func TestPytds(t *testing.T) {
 			if tc.tls {
 				ca = s.CAFile()
 			}
-			writes := pytdsWrites()
+			writes := pytdsWrites(tc.autocommit)
 			queries, params := appendWrites(
 				[]any{querySelect1, queryBig, pytdsParamQuery, strings.Replace(SeriesQuery, "@p1", "%s", 1),
 					strings.Replace(strings.ReplaceAll(WideRowsQuery, "%", "%%"), "@p1", "%s", 1)}, // pyformat

@@ -12,7 +12,7 @@ import (
 // What the node and python clients send after their queries (see TestTedious and TestPytds): a
 // 1 MiB varbinary(max) parameter echoed back, a bulk load into a temporary table, and the count
 // and sum that prove every row arrived. tedious loads inside a transaction of its own transaction
-// manager requests; pytds inside the transaction it keeps open when autocommit is off.
+// manager requests, pytds inside the transaction it keeps open when autocommit is off.
 //
 // The clients make bulk row i (1-based) by the same rule: id i (bigint NOT NULL), name
 // "name-<i>" or NULL when i%7 == 0 (nvarchar(50)), amount i/4 (decimal(18,4)), ts
@@ -66,14 +66,19 @@ func tediousWrites() []writeStep {
 }
 
 // pytdsWrites: pytds names parameters %s, each used once, so the upload is sent twice (as @p1
-// and @p2 of one request).
-func pytdsWrites() []writeStep {
+// and @p2 of one request). With autocommit off, pytds keeps a transaction open throughout.
+func pytdsWrites(autocommit bool) []writeStep {
+	tranCount := "[1]"
+	if autocommit {
+		tranCount = "[0]"
+	}
 	upload := map[string]any{"decl": "varbinary(max)", "fill": fmt.Sprintf("%02x", uploadFill), "length": uploadLen}
 	return []writeStep{
 		{query: "SELECT DATALENGTH(%s), %s", params: []any{upload, upload},
 			row: fmt.Sprintf(`[%d, %q]`, uploadLen, uploadSummary())},
 		{query: map[string]any{"bulk": map[string]any{"table": bulkTable, "rows": bulkN}}, rows: bulkN},
 		{query: countQuery, row: fmt.Sprintf("[%d, %d]", bulkN, bulkN*(bulkN+1)/2)},
+		{query: "SELECT @@TRANCOUNT", row: tranCount},
 	}
 }
 
