@@ -1,6 +1,7 @@
 package tdstest_test
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -139,4 +140,63 @@ func Example_parameters() {
 	// 42 forty-two
 	// [1 2 3]
 	// 1 name-1 2026-01-01 00:00:01 0.2500 true
+}
+
+// A bulk load as go-mssqldb's CopyIn sends it, into a temporary table, inside a transaction. The
+// server validates every row and keeps the count and the sum of the first column, which the
+// queries below read back. A temporary table belongs to its connection, hence the *sql.Conn.
+func Example_bulkLoad() {
+	srv, err := tdstest.NewServer(tdstest.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	db, err := sql.Open("sqlserver", srv.DSN("encrypt=true", "certificate="+srv.CAFile(), "hostnameincertificate=localhost"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "CREATE TABLE #t (id bigint NOT NULL, name nvarchar(50) NULL)"); err != nil {
+		log.Fatal(err)
+	}
+
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	stmt, err := tx.PrepareContext(ctx, mssql.CopyIn("#t", mssql.BulkOptions{}, "id", "name"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i := 1; i <= 1000; i++ {
+		if _, err := stmt.ExecContext(ctx, i, fmt.Sprintf("name-%d", i)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	res, err := stmt.ExecContext(ctx) // sends the rows
+	if err != nil {
+		log.Fatal(err)
+	}
+	loaded, _ := res.RowsAffected()
+	if err := stmt.Close(); err != nil {
+		log.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		log.Fatal(err)
+	}
+
+	var count, sum int64
+	if err := conn.QueryRowContext(ctx, "SELECT COUNT_BIG(*), SUM(CAST(id AS bigint)) FROM #t").Scan(&count, &sum); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(loaded, count, sum)
+	// Output: 1000 1000 500500
 }
