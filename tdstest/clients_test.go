@@ -325,7 +325,7 @@ func TestTedious(t *testing.T) {
 				t.Errorf("nvarchar(max) gave %d characters (%v)", len(big), err)
 			}
 			if res[len(queries)].PacketSize != tc.wantSize {
-				t.Errorf("tedious packet size %d, want %d", res[5].PacketSize, tc.wantSize)
+				t.Errorf("tedious packet size %d, want %d", res[len(queries)].PacketSize, tc.wantSize)
 			}
 			log.wantMode(t, tc.mode, tc.wantSize)
 		})

@@ -30,7 +30,7 @@ const (
 const uploadQuery = "SELECT DATALENGTH(@p1), @p1"
 
 // countQuery counts the bulk-loaded rows and sums their ids.
-var countQuery = "SELECT COUNT_BIG(*), SUM(CAST(id AS bigint)) FROM " + bulkTable
+const countQuery = "SELECT COUNT_BIG(*), SUM(CAST(id AS bigint)) FROM " + bulkTable
 
 // writeStep is one query of a client's writes and the line it must print.
 type writeStep struct {

@@ -14,8 +14,8 @@ strings), the row count and the sum of the first column (a bulk load: "rows" is 
 server confirmed), then {"done": true}.
 """
 import datetime
-import hashlib
 import decimal
+import hashlib
 import json
 import sys
 import uuid
