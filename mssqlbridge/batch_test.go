@@ -13,6 +13,7 @@ import (
 
 	"github.com/tdsbridge/tdsbridge/internal/wiretest"
 	"github.com/tdsbridge/tdsbridge/tds"
+	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
 // batchSink records every Write it gets, copied; fail makes the next Write fail.
@@ -227,16 +228,16 @@ func TestBatchRandomMessages(t *testing.T) {
 // client sends holds at most one TDS packet (packets are never merged into one record: docs/protocol.md, "Record sizes").
 func TestUploadRecords(t *testing.T) {
 	const n, packetSize = 1 << 20, 4096
-	for _, mode := range encryptionModes {
-		t.Run(mode.name, func(t *testing.T) {
-			srv := startServer(t, mode.server)
+	for _, mode := range tdstest.Modes() {
+		t.Run(mode.Name, func(t *testing.T) {
+			srv := startServer(t, mode.Config)
 			p, err := wiretest.NewProxy(srv.Addr, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() { _ = p.Close() }()
 			d := &countingDialer{base: p}
-			db, err := bridgedDB(t, srv.DSN("encrypt="+mode.encrypt, "certificate="+srv.CAFile(),
+			db, err := bridgedDB(t, srv.DSN("encrypt="+mode.Encrypt, "certificate="+srv.CAFile(),
 				fmt.Sprintf("packet size=%d", packetSize)), WithDialer(d))
 			if err != nil {
 				t.Fatal(err)
@@ -281,7 +282,7 @@ func TestUploadRecords(t *testing.T) {
 				}
 			}
 			want := n / (packetSize - tds.HeaderSize)
-			if mode.encrypt == "disable" || mode.encrypt == "false" { // plaintext after LOGIN7
+			if mode.Name == "none" || mode.Name == "login-only" { // plaintext after LOGIN7
 				if packets < want {
 					t.Fatalf("%d RPC packets, want at least %d", packets, want)
 				}

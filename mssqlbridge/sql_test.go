@@ -143,30 +143,17 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// encryptionModes are the four ways a connection ends up: a tdstest setting and the DSN's
-// encrypt value that reach each.
-var encryptionModes = []struct {
-	name    string
-	server  tdstest.Config
-	encrypt string
-}{
-	{"full", tdstest.Config{}, "true"},
-	{"login-only", tdstest.Config{Encryption: tdstest.EncryptOff}, "false"},
-	{"plaintext", tdstest.Config{Encryption: tdstest.EncryptNotSup}, "disable"},
-	{"strict", tdstest.Config{Encryption: tdstest.EncryptStrict}, "strict"},
-}
-
 // TestLargeValues reads 1 MB nvarchar(max) and varbinary(max) values through database/sql at
 // packet sizes 4096 and 16383, in full encryption, login-only and plaintext, and checks them
 // byte for byte.
 func TestLargeValues(t *testing.T) {
 	const n = 1 << 20
-	for _, mode := range encryptionModes {
-		srv := startServer(t, mode.server)
+	for _, mode := range tdstest.Modes() {
+		srv := startServer(t, mode.Config)
 		for _, ps := range []int{4096, 16383} {
-			t.Run(fmt.Sprintf("%s/%d", mode.name, ps), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%d", mode.Name, ps), func(t *testing.T) {
 				// connection timeout: go-mssqldb sets a deadline before every Read and Write.
-				db, err := bridgedDB(t, srv.DSN("encrypt="+mode.encrypt, "certificate="+srv.CAFile(), fmt.Sprintf("packet size=%d", ps), "connection timeout=30"))
+				db, err := bridgedDB(t, srv.DSN("encrypt="+mode.Encrypt, "certificate="+srv.CAFile(), fmt.Sprintf("packet size=%d", ps), "connection timeout=30"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -195,18 +182,14 @@ func TestLargeValues(t *testing.T) {
 // the driver writes ATTENTION while its Read is in progress, gets the acknowledgement, returns
 // the context's error, and the connection serves the next query.
 func TestCancelMidQuery(t *testing.T) {
-	for _, mode := range []struct {
-		name    string
-		server  tdstest.Config
-		encrypt string
-	}{
-		{"full", tdstest.Config{}, "true"},
-		{"plaintext", tdstest.Config{Encryption: tdstest.EncryptNotSup}, "disable"},
-	} {
-		t.Run(mode.name, func(t *testing.T) {
+	for _, mode := range tdstest.Modes() {
+		if mode.Name != "full" && mode.Name != "none" {
+			continue
+		}
+		t.Run(mode.Name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			cfg := mode.server
+			cfg := mode.Config
 			cfg.Faults.Hook = func(conn int, phase tdstest.Phase) tdstest.Action {
 				if phase == tdstest.PhaseResult {
 					cancel()
@@ -214,7 +197,7 @@ func TestCancelMidQuery(t *testing.T) {
 				return tdstest.ActionNone
 			}
 			srv := startServer(t, cfg)
-			db, err := bridgedDB(t, srv.DSN("encrypt="+mode.encrypt, "certificate="+srv.CAFile()))
+			db, err := bridgedDB(t, srv.DSN("encrypt="+mode.Encrypt, "certificate="+srv.CAFile()))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,7 +25,7 @@ const bigQuery = "SELECT CAST(REPLICATE(CAST('0123456789abcdef' AS varchar(max))
 // sentinels reachable with errors.Is, a message that says where it happened), within a bound
 // that tells an error from a hang, and leave no goroutine behind (TestMain's goleak).
 //
-// Every case runs in each encryption mode (sqlModes): full, login-only, strict and none
+// Every case runs in each encryption mode (tdstest.Modes): none, login-only, full and strict
 // (handshake faults do not apply to none).
 //
 // Each case gets its own server and a dedicated *sql.Conn, so that database/sql's retry of
@@ -198,19 +198,19 @@ func TestFaultMatrixSQL(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		for _, m := range sqlModes {
-			t.Run(tt.name+"/"+m.name, func(t *testing.T) {
+		for _, m := range tdstest.Modes() {
+			t.Run(tt.name+"/"+m.Name, func(t *testing.T) {
 				t.Parallel()
-				if tt.only != "" && m.name != tt.only {
+				if tt.only != "" && m.Name != tt.only {
 					t.Skipf("runs in %s mode only", tt.only)
 				}
-				if m.name == "none" && tt.faults.At == tdstest.PhaseHandshake {
+				if m.Name == "none" && tt.faults.At == tdstest.PhaseHandshake {
 					t.Skip("no handshake without encryption")
 				}
-				cfg := m.cfg
+				cfg := m.Config
 				cfg.Faults = tt.faults
 				s := startTDS(t, cfg)
-				params := append([]string{"encrypt=" + m.encrypt, "certificate=" + s.CAFile()}, tt.params...)
+				params := append([]string{"encrypt=" + m.Encrypt, "certificate=" + s.CAFile()}, tt.params...)
 				db := openBridged(t, s.DSN(params...))
 				to := tt.ctxTO
 				if to == 0 {
@@ -223,7 +223,7 @@ func TestFaultMatrixSQL(t *testing.T) {
 				})
 				t.Logf("error: %v", err)
 				is, msgs := tt.is, tt.msgs
-				if m.name == "strict" && tt.faults.At == tdstest.PhaseHandshake && tt.ctxTO == 0 {
+				if m.Name == "strict" && tt.faults.At == tdstest.PhaseHandshake && tt.ctxTO == 0 {
 					// In strict mode tdstest has no packet to mutate before its first TLS
 					// write: every handshake fault closes the connection instead.
 					is, msgs = nil, []string{"mssqlbridge: TLS handshake with 127.0.0.1"}
@@ -236,18 +236,6 @@ func TestFaultMatrixSQL(t *testing.T) {
 			})
 		}
 	}
-}
-
-// sqlModes are the encryption modes the SQL fault matrix runs in.
-var sqlModes = []struct {
-	name    string
-	cfg     tdstest.Config
-	encrypt string
-}{
-	{"full", tdstest.Config{}, "true"},
-	{"login-only", tdstest.Config{Encryption: tdstest.EncryptOff}, "false"},
-	{"strict", tdstest.Config{Encryption: tdstest.EncryptStrict}, "strict"},
-	{"none", tdstest.Config{Encryption: tdstest.EncryptNotSup}, "disable"},
 }
 
 // connectAndQuery takes a dedicated connection from db and, if query is not empty, runs it and

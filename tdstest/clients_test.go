@@ -48,8 +48,9 @@ func (l *recordingLog) String() string {
 	return l.b.String()
 }
 
-// wantMode checks that a connection logged in with the given encryption mode and packet size.
-func (l *recordingLog) wantMode(t *testing.T, mode connMode, packetSize int) {
+// wantMode checks that a connection logged in with the encryption mode of that name (as the log
+// and Mode.Name give it) and with the packet size.
+func (l *recordingLog) wantMode(t *testing.T, mode string, packetSize int) {
 	t.Helper()
 	want := fmt.Sprintf(", %s, app", mode)
 	size := fmt.Sprintf("packet size %d ", packetSize)
@@ -193,7 +194,7 @@ func TestFreeTDS(t *testing.T) {
 			if !gotOne || !gotBig || seriesSum != 1+1000*1001/2 {
 				t.Fatalf("tsql output: SELECT 1 seen %v, %d x seen %v, series sum %d\n%.500s", gotOne, bigLen, gotBig, seriesSum-1, out)
 			}
-			log.wantMode(t, tc.mode, tc.wantSize)
+			log.wantMode(t, tc.mode.String(), tc.wantSize)
 		})
 	}
 }
@@ -327,7 +328,7 @@ func TestTedious(t *testing.T) {
 			if res[len(queries)].PacketSize != tc.wantSize {
 				t.Errorf("tedious packet size %d, want %d", res[len(queries)].PacketSize, tc.wantSize)
 			}
-			log.wantMode(t, tc.mode, tc.wantSize)
+			log.wantMode(t, tc.mode.String(), tc.wantSize)
 		})
 	}
 }
@@ -401,7 +402,7 @@ func TestPytds(t *testing.T) {
 			if tc.mode == modeFull {
 				want = min(want, 16383)
 			}
-			log.wantMode(t, tc.mode, want)
+			log.wantMode(t, tc.mode.String(), want)
 		})
 	}
 }

@@ -75,6 +75,9 @@
 //     TLS 1.3 allowed. A connection whose first byte is 0x16 (a TLS handshake record) is always
 //     treated as strict unless the server is set to NOT_SUP.
 //
+// Modes lists the four, each with a server setting and go-mssqldb's encrypt value that reach it,
+// for tests that must hold in every mode.
+//
 // The TLS side of the handshake runs over a bridge.Conn in the server role. The server writes one
 // TLS record per TDS packet (DynamicRecordSizingDisabled and one Write per packet), as SQL Server
 // does, unless Config.RecordSize asks for records of exactly N bytes regardless of packet

@@ -200,3 +200,28 @@ func Example_bulkLoad() {
 	fmt.Println(loaded, count, sum)
 	// Output: 1000 1000 500500
 }
+
+// A test that must hold whatever the encryption ranges over Modes: each gives the server setting
+// and go-mssqldb's encrypt value of one mode (strict is TDS 8.0, TLS before any TDS byte).
+func ExampleModes() {
+	for _, m := range tdstest.Modes() {
+		srv, err := tdstest.NewServer(m.Config)
+		if err != nil {
+			log.Fatal(err)
+		}
+		db, err := sql.Open("sqlserver", srv.DSN("encrypt="+m.Encrypt, "certificate="+srv.CAFile(), "hostnameincertificate=localhost"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		var one int
+		err = db.QueryRow("SELECT 1").Scan(&one)
+		fmt.Println(m.Name, one, err)
+		db.Close()
+		srv.Close()
+	}
+	// Output:
+	// none 1 <nil>
+	// login-only 1 <nil>
+	// full 1 <nil>
+	// strict 1 <nil>
+}

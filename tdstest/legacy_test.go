@@ -114,7 +114,7 @@ func TestLoginLegacyVersions(t *testing.T) {
 					t.Fatalf("(max) at TDS %s: %x", tc.name, resp)
 				}
 			}
-			log.wantMode(t, modeNone, 4096)
+			log.wantMode(t, modeNone.String(), 4096)
 			if !strings.Contains(log.String(), "LOGIN7 without PRELOGIN: no encryption") {
 				t.Error("server log lacks the PRELOGIN-less login")
 			}
@@ -154,7 +154,7 @@ func TestLoginWithoutPrelogin(t *testing.T) {
 				if row, ok := findToken(resp, tokenRow); !ok || fmt.Sprint(row.values) != "[1]" {
 					t.Fatalf("SELECT 1 after a PRELOGIN-less login: %x", resp)
 				}
-				log.wantMode(t, modeNone, 4096)
+				log.wantMode(t, modeNone.String(), 4096)
 				return
 			}
 			if acked || !failed || msg.number != 18456 || !strings.Contains(msg.text, "requires encryption") {

@@ -81,7 +81,7 @@ func TestGoMSSQLDB(t *testing.T) {
 			db := openMSSQL(t, s.DSN(params...))
 			checkQueries(t, db)
 			_ = db.Close()
-			log.wantMode(t, tc.mode, tc.size)
+			log.wantMode(t, tc.mode.String(), tc.size)
 		})
 	}
 }

@@ -376,7 +376,7 @@ func TestLoginOnlyRaw(t *testing.T) {
 	if row, ok := findToken(resp, tokenRow); !ok || row.values[0] != int32(1) {
 		t.Fatalf("SELECT 1: % x", resp)
 	}
-	log.wantMode(t, modeLoginOnly, 4096)
+	log.wantMode(t, modeLoginOnly.String(), 4096)
 }
 
 // TestTLS13RefusedInsidePrelogin: like SQL Server, TLS inside PRELOGIN is capped at TLS 1.2.
@@ -559,5 +559,5 @@ func TestLoginOnlyMultiPacketLogin7(t *testing.T) {
 	if row, ok := findToken(resp, tokenRow); !ok || row.values[0] != int32(1) {
 		t.Fatalf("SELECT 1: % x", resp)
 	}
-	log.wantMode(t, modeLoginOnly, 4096)
+	log.wantMode(t, modeLoginOnly.String(), 4096)
 }

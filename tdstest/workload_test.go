@@ -19,35 +19,34 @@ import (
 // workloadMode is one way go-mssqldb reaches the server: its own TLS or bridged through
 // mssqlbridge, in one encryption mode.
 type workloadMode struct {
-	name    string
-	cfg     Config
-	encrypt string
+	Mode
 	bridged bool
-	mode    connMode // the mode the server logs
 }
 
+// workloadModes are every Mode, first with go-mssqldb's own TLS, then bridged.
 var workloadModes = func() []workloadMode {
 	var out []workloadMode
 	for _, bridged := range []bool{false, true} {
-		kind := "native"
-		if bridged {
-			kind = "bridged"
+		for _, m := range Modes() {
+			out = append(out, workloadMode{m, bridged})
 		}
-		out = append(out,
-			workloadMode{kind + " disable", Config{Encryption: EncryptNotSup}, "disable", bridged, modeNone},
-			workloadMode{kind + " false (login-only)", Config{Encryption: EncryptOff}, "false", bridged, modeLoginOnly},
-			workloadMode{kind + " true", Config{}, "true", bridged, modeFull},
-			workloadMode{kind + " strict", Config{Encryption: EncryptStrict}, "strict", bridged, modeStrict},
-		)
 	}
 	return out
 }()
 
+// name names the mode in test names, e.g. "bridged login-only".
+func (m workloadMode) name() string {
+	if m.bridged {
+		return "bridged " + m.Name
+	}
+	return "native " + m.Name
+}
+
 // openWorkloadDB starts a server for m and returns a pool connected to it.
 func openWorkloadDB(t *testing.T, m workloadMode) (*sql.DB, *recordingLog) {
 	t.Helper()
-	s, log := startServer(t, m.cfg)
-	dsn := s.DSN("encrypt="+m.encrypt, "certificate="+s.CAFile(), "hostnameincertificate=localhost")
+	s, log := startServer(t, m.Config)
+	dsn := s.DSN("encrypt="+m.Encrypt, "certificate="+s.CAFile(), "hostnameincertificate=localhost")
 	if !m.bridged {
 		return openMSSQL(t, dsn), log
 	}
@@ -64,7 +63,7 @@ func openWorkloadDB(t *testing.T, m workloadMode) (*sql.DB, *recordingLog) {
 // its own TLS and bridged, in every encryption mode.
 func TestGoMSSQLDBWorkloads(t *testing.T) {
 	for _, m := range workloadModes {
-		t.Run(m.name, func(t *testing.T) {
+		t.Run(m.name(), func(t *testing.T) {
 			db, log := openWorkloadDB(t, m)
 			t.Run("params", func(t *testing.T) { checkParams(t, db) })
 			t.Run("series", func(t *testing.T) { checkSeries(t, db) })
@@ -74,7 +73,7 @@ func TestGoMSSQLDBWorkloads(t *testing.T) {
 			t.Run("bulk", func(t *testing.T) { checkBulk(t, db) })
 			t.Run("transactions", func(t *testing.T) { checkWorkloadTransactions(t, db) })
 			_ = db.Close()
-			log.wantMode(t, m.mode, 4096)
+			log.wantMode(t, m.Name, 4096)
 		})
 	}
 }
