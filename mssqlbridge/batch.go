@@ -31,7 +31,9 @@ const batchSize = 64 << 10
 // alerts, anything that is not such a packet) are written at once, after what is held.
 //
 // Errors: bytes held are reported written; an error writing them is returned by the write
-// that sends them, as with a bufio.Writer (crypto/tls then keeps it: the connection is done).
+// that sends them, as with a bufio.Writer, and is sticky: part of them may have reached the
+// socket, so every later write returns it too and no caller can retry into a stream with a
+// gap or a repeat in it (crypto/tls keeps such an error as well; in plaintext only this does).
 // At Close, what is held goes out ahead of the TLS close_notify in full encryption and is
 // dropped in plaintext: either way the message was not finished, and the server discards an
 // unfinished message with the connection.
@@ -42,6 +44,7 @@ const batchSize = 64 << 10
 type batch struct {
 	hold atomic.Bool
 	bufp *[]byte // bytes held back; nil when none
+	err  error   // the first error writing held bytes; sticky
 }
 
 var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, batchSize); return &b }}
@@ -63,10 +66,13 @@ func continues(p []byte) bool {
 
 // passes reports whether the next write goes to the socket as it is, without the batch: nothing
 // is held, and the packet being written is not to be held either (hold is clear).
-func (b *batch) passes() bool { return b.bufp == nil && !b.hold.Load() }
+func (b *batch) passes() bool { return b.bufp == nil && !b.hold.Load() && b.err == nil }
 
 // write writes p to w, or holds it (see batch). p is never retained.
 func (b *batch) write(w io.Writer, p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
 	held := 0
 	if b.bufp != nil {
 		held = len(*b.bufp)
@@ -93,12 +99,15 @@ func (b *batch) write(w io.Writer, p []byte) (int, error) {
 	return len(p), nil
 }
 
-// flush writes what is held in one Write and gives the buffer back.
+// flush writes what is held in one Write and gives the buffer back. An error is kept in b.err.
 func (b *batch) flush(w io.Writer) error {
 	bp := b.bufp
 	b.bufp = nil
 	_, err := w.Write(*bp)
 	*bp = (*bp)[:0]
 	batchBufs.Put(bp)
+	if err != nil {
+		b.err = err
+	}
 	return err
 }

@@ -147,36 +147,54 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-// An error writing held bytes is returned by the write that sends them; nothing stays held,
-// and the next message is written in full.
+// An error writing held bytes is returned by the write that sends them, nothing stays held,
+// and the error is sticky: part of the held bytes may have left, so no later write reaches the
+// socket, where it would follow a gap.
 func TestBatchError(t *testing.T) {
 	boom := errors.New("boom")
-	var (
-		w batchSink
-		b batch
-	)
-	b.hold.Store(true)
-	if _, err := b.write(&w, make([]byte, 4096)); err != nil {
-		t.Fatal(err)
-	}
-	w.fail = boom
-	b.hold.Store(false)
-	if n, err := b.write(&w, make([]byte, 100)); n != 0 || !errors.Is(err, boom) {
-		t.Fatalf("write ending the message: %d, %v; want 0 and %v", n, err, boom)
-	}
-	if b.bufp != nil {
-		t.Fatal("bytes held after a failed write")
-	}
-	next := [][]byte{bytes.Repeat([]byte{1}, 4096), bytes.Repeat([]byte{2}, 50)}
-	b.hold.Store(true)
-	_, err1 := b.write(&w, next[0])
-	b.hold.Store(false)
-	_, err2 := b.write(&w, next[1])
-	if err := errors.Join(err1, err2); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(bytes.Join(w.writes, nil), bytes.Join(next, nil)) {
-		t.Error("the next message was not written as sent")
+	for _, tc := range []struct {
+		name string
+		end  func(b *batch, w *batchSink) (int, error) // the write whose flush fails
+	}{
+		{"the packet that ends the message", func(b *batch, w *batchSink) (int, error) {
+			b.hold.Store(false)
+			return b.write(w, make([]byte, 100))
+		}},
+		{"a packet that passes the limit", func(b *batch, w *batchSink) (int, error) {
+			return b.write(w, make([]byte, batchSize-100))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var (
+				w batchSink
+				b batch
+			)
+			b.hold.Store(true)
+			if _, err := b.write(&w, make([]byte, 4096)); err != nil {
+				t.Fatal(err)
+			}
+			w.fail = boom
+			if n, err := tc.end(&b, &w); n != 0 || !errors.Is(err, boom) {
+				t.Fatalf("failing write: %d, %v; want 0 and %v", n, err, boom)
+			}
+			if b.bufp != nil {
+				t.Fatal("bytes held after a failed write")
+			}
+			w.fail = nil
+			before := len(w.writes)
+			for _, hold := range []bool{true, false} {
+				b.hold.Store(hold)
+				if n, err := b.write(&w, make([]byte, 50)); n != 0 || !errors.Is(err, boom) {
+					t.Fatalf("write after the failure (hold %v): %d, %v; want 0 and the first error", hold, n, err)
+				}
+			}
+			if b.passes() {
+				t.Error("passes() after a failure: the socket would take the next write directly")
+			}
+			if len(w.writes) != before {
+				t.Errorf("%d writes reached the socket after the failure", len(w.writes)-before)
+			}
+		})
 	}
 }
 

@@ -93,10 +93,13 @@ type conn struct {
 
 	// The write side, then the read side: each written by its own goroutine on every call,
 	// so they are kept apart (a cache line written by one core and read by another moves).
-	wdl     deadline   // write deadline, applied lazily
-	wmu     sync.Mutex // serializes Writes
-	out     batch      // the socket's writes of an unfinished message (see batch)
-	scratch []byte     // copy of a packet the conn must patch; guarded by wmu
+	wdl deadline   // write deadline, applied lazily
+	wmu sync.Mutex // serializes Writes
+	out batch      // the socket's writes of an unfinished message (see batch)
+	// loginSent: strict mode has sent the first LOGIN7 packet (see writeStrictLogin).
+	// loginOnly: the LOGIN7 went through TLS in login-only mode, and everything since in
+	// plaintext. Both guarded by wmu.
+	loginSent, loginOnly bool
 	// login collects a login-only LOGIN7 message that the driver split into several packets
 	// (see writeLogin); loginHdr is the header of its first packet. Guarded by wmu.
 	login    []byte
@@ -207,10 +210,17 @@ func (c *conn) Write(p []byte) (int, error) {
 	switch s {
 	case stateFull:
 		c.out.hold.Store(continues(p))
-		n, err = c.tlsConn.Write(c.patchLogin(p))
+		if c.strict && !c.loginSent {
+			n, err = c.writeStrictLogin(p)
+		} else {
+			n, err = c.tlsConn.Write(p)
+		}
 	case stateLoginOnly:
 		n, err = c.writeLogin(p)
 	default: // statePlain
+		if c.loginOnly && len(p) > 0 && tds.PacketType(p[0]) == tds.TypeFedAuthToken {
+			return 0, fmt.Errorf("%w: a FEDAUTH token message after a login-only LOGIN7 would travel in plaintext; use encrypt=true", ErrSecretOutsideTLS)
+		}
 		c.out.hold.Store(continues(p))
 		n, err = c.plainW.Write(p)
 	}

@@ -130,7 +130,7 @@ func TestNegotiationCells(t *testing.T) {
 			if enc, err := prelogin.EncryptionOf(payload); typ != tds.TypeTabularResult || err != nil || enc != prelogin.EncryptNotSup {
 				t.Fatalf("driver's reply: type %v, ENCRYPTION %v (%v); want tabular result, NOT_SUP", typ, enc, err)
 			}
-			roundTrip(t, c, tds.TypeLogin7, bytes.Repeat([]byte("L"), 300))
+			roundTrip(t, c, tds.TypeLogin7, buildLogin7(testLogin7{version: 0x72090002, user: "sa", password: secret("pw", 20)})) // TDS 7.2: strict mode patches only 7.4
 			roundTrip(t, c, tds.TypeSQLBatch, bytes.Repeat([]byte("q"), 5000))
 			roundTrip(t, c, tds.TypeSQLBatch, []byte("again"))
 			c.Close()
@@ -152,7 +152,9 @@ func TestNegotiationCells(t *testing.T) {
 
 // TestStrictLoginVersion: in strict mode the first LOGIN7 packet's TDS version 7.4 becomes
 // 8.0, as go-mssqldb's own strict mode sends it; the driver's buffer is not modified, and
-// other packets pass unchanged.
+// other packets pass unchanged: a later packet of the same LOGIN7 message (a Kerberos blob,
+// say) whose body happens to hold 7.4's bytes where the version sits in the first, and every
+// packet after the login.
 func TestStrictLoginVersion(t *testing.T) {
 	pki := newTestPKI(t)
 	srv := newFakeServer(t, pki, prelogin.EncryptOn, true)
@@ -173,19 +175,30 @@ func TestStrictLoginVersion(t *testing.T) {
 		0x04, 0x00, 0x00, 0x74, // TDSVersion 7.4, little-endian
 		0x00, 0x10, 0x00, 0x00, // PacketSize
 	})
+	login[1] = 0 // not EOM: the message goes on
 	sent := bytes.Clone(login)
-	if _, err := c.Write(login); err != nil {
-		t.Fatal(err)
+	later := []byte{0x40, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x74}
+	for _, p := range [][]byte{login, packet(tds.TypeLogin7, later)} {
+		if _, err := c.Write(p); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if !bytes.Equal(login, sent) {
 		t.Fatal("Write modified the caller's buffer")
 	}
+	rd.SetMaxPacketSize(tds.MaxPacketSize)
 	_, body, err := rd.ReadPacket()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []byte{0x00, 0x00, 0x00, 0x08}; !bytes.Equal(body[4:8], want) {
 		t.Fatalf("TDS version sent: % x, want % x", body[4:8], want)
+	}
+	if _, body, err = rd.ReadPacket(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(body, later) {
+		t.Fatalf("the LOGIN7 message's second packet arrived as % x, want % x (unpatched)", body, later)
 	}
 	roundTrip(t, c, tds.TypeSQLBatch, []byte{0x04, 0x00, 0x00, 0x74, 0x04, 0x00, 0x00, 0x74})
 }

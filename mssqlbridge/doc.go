@@ -43,8 +43,9 @@
 //     packets is collected and re-framed with a first packet of the driver's packet size, at
 //     least 4096 bytes, and sent only if every secret (password, new password, FEDAUTH token)
 //     lies in that TLS packet; otherwise it is refused with ErrSecretOutsideTLS and not one
-//     byte of it leaves (login.go, loginsecrets.go). No encryption: plaintext through the
-//     bridge's plaintext mode.
+//     byte of it leaves (login.go, loginsecrets.go). So is a login whose FEDAUTH token would
+//     follow LOGIN7 in a message of its own, which would be plaintext. No encryption:
+//     plaintext through the bridge's plaintext mode.
 //  3. Reads: the driver reads every packet as an 8-byte header and then its body. The conn
 //     passes each Read straight to the tls.Conn (full encryption, strict) or to the bridge in
 //     plaintext mode, without a buffer of its own. The bridge reads the socket through a

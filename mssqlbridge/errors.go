@@ -41,7 +41,11 @@ var (
 	// password change, or a FEDAUTH security token) would lie past that packet, even with the
 	// first packet as large as the packet size allows. The connection is refused before any
 	// byte of the LOGIN7 message is sent; the error names the field and the packet size that
-	// would carry it. Raise the packet size, or use encrypt=true.
+	// would carry it. Raise the packet size, or use encrypt=true. It is also the error of a
+	// login-only LOGIN7 that asks for federated authentication in which the token follows
+	// LOGIN7 in a FEDAUTH_TOKEN message of its own (go-mssqldb's NewActiveDirectoryTokenConnector
+	// and most azuread methods), and of such a message itself: it would travel in plaintext.
+	// Use encrypt=true.
 	ErrSecretOutsideTLS = errors.New("mssqlbridge: a LOGIN7 secret would travel outside TLS")
 	// ErrDriverEncryption: the connector's own encryption is on although its Dialer is this
 	// package's (see Dialer): its PRELOGIN asks for encryption (encrypt=true or false), or it

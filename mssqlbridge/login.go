@@ -13,10 +13,12 @@ import (
 // nothing of it is sent before then. The driver frames LOGIN7 with its configured packet
 // size, so with a small size (down to 512) or long variable fields a secret would lie in a
 // later packet and cross in clear; so the message is re-framed with a first packet as large
-// as the driver's packet size, and never smaller than 4096 bytes, the size every server
-// accepts before the packet size is negotiated (MS-TDS 2.2.3.1.3). Every secret (see
-// login7Secrets) must then lie inside that first packet; if one does not, the message is
-// refused with ErrSecretOutsideTLS and not one byte of it leaves. Called with wmu held.
+// as the driver's packet size, never smaller than 4096 bytes, the size every server accepts
+// before the packet size is negotiated (MS-TDS 2.2.3.1.3), and never larger than
+// tds.MaxPacketSize, the largest a tds.Writer makes. Every secret (see parseLogin7) must then
+// lie inside that first packet, and the login must not ask for a token sent after it (see
+// checkSecrets); if either fails, the message is refused with ErrSecretOutsideTLS and not one
+// byte of it leaves. The collected bytes are cleared once sent or refused. Called with wmu held.
 func (c *conn) writeLogin(p []byte) (int, error) {
 	h, err := tds.ParseHeader(p)
 	if err != nil || h.Type != tds.TypeLogin7 || int(h.Length) != len(p) {
@@ -25,6 +27,10 @@ func (c *conn) writeLogin(p []byte) (int, error) {
 		return 0, err
 	}
 	if c.login == nil && h.Status&tds.StatusEOM != 0 {
+		if err := checkSecrets(p[tds.HeaderSize:], len(p)); err != nil {
+			c.transition(stateFailed, err)
+			return 0, err
+		}
 		if err := c.sendLogin(p, nil); err != nil {
 			return 0, err
 		}
@@ -35,6 +41,8 @@ func (c *conn) writeLogin(p []byte) (int, error) {
 	}
 	c.login = append(c.login, p[tds.HeaderSize:]...)
 	if len(c.login) > maxLogin7Size {
+		clear(c.login)
+		c.login = nil
 		err := fmt.Errorf("%w: LOGIN7 message longer than %d bytes", ErrUnexpectedWrite, maxLogin7Size)
 		c.transition(stateFailed, err)
 		return 0, err
@@ -42,9 +50,11 @@ func (c *conn) writeLogin(p []byte) (int, error) {
 	if h.Status&tds.StatusEOM == 0 {
 		return len(p), nil // the rest of the message comes in the next Writes
 	}
-	size := max(int(c.loginHdr.Length), tds.DefaultPacketSize)
-	if err := checkSecrets(c.login, size); err != nil {
-		c.login = nil
+	msg := c.login
+	c.login = nil
+	defer clear(msg)
+	size := min(max(int(c.loginHdr.Length), tds.DefaultPacketSize), tds.MaxPacketSize)
+	if err := checkSecrets(msg, size); err != nil {
 		c.transition(stateFailed, err)
 		return 0, err
 	}
@@ -61,25 +71,32 @@ func (c *conn) writeLogin(p []byte) (int, error) {
 	}), size)
 	w.SetSPID(c.loginHdr.SPID)
 	w.BeginMessage(tds.TypeLogin7, c.loginHdr.Status&^tds.StatusEOM)
-	_, _ = w.Write(c.login) // the sink never fails
+	_, _ = w.Write(msg) // the sink never fails
 	_ = w.EndMessage()
-	c.login = nil
-	if err := c.sendLogin(first, rest); err != nil {
+	err = c.sendLogin(first, rest)
+	clear(first)
+	clear(rest)
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
 
 // checkSecrets returns nil when every secret of the LOGIN7 message msg lies in the first packet
-// of packetSize bytes, ErrSecretOutsideTLS naming the first that does not, or
-// ErrUnexpectedWrite when msg cannot be read as LOGIN7 (its secrets cannot be located).
+// of packetSize bytes and the login does not ask for a FEDAUTH token sent after LOGIN7 (which
+// would travel in plaintext); ErrSecretOutsideTLS saying which when one fails; ErrUnexpectedWrite
+// when msg cannot be read as LOGIN7 (its secrets cannot be located).
 func checkSecrets(msg []byte, packetSize int) error {
-	spans, err := login7Secrets(msg)
+	l, err := parseLogin7(msg)
 	if err != nil {
 		return fmt.Errorf("%w: login-only encryption: %w", ErrUnexpectedWrite, err)
 	}
+	if l.laterToken {
+		return fmt.Errorf("%w: the login asks for federated authentication in which the server answers with FEDAUTHINFO and the token follows LOGIN7 in a message of its own, which login-only encryption (encrypt=false) would send in plaintext; use encrypt=true",
+			ErrSecretOutsideTLS)
+	}
 	room := packetSize - tds.HeaderSize
-	for _, sp := range spans {
+	for _, sp := range l.secrets {
 		if sp.end <= room {
 			continue
 		}
@@ -119,6 +136,7 @@ func (c *conn) sendLogin(first, rest []byte) error {
 		}
 		rest = rest[h.Length:]
 	}
+	c.loginOnly = true
 	c.transition(statePlain, nil)
 	return nil
 }
@@ -133,17 +151,23 @@ func (f packetSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// patchLogin returns p, or in strict mode, for the first packet of a LOGIN7 that asks for
-// TDS 7.4, a copy with the TDS version set to 8.0: the driver, whose own encryption the
-// connector disables, would otherwise announce 7.4 where go-mssqldb's strict mode announces
-// 8.0. Called with wmu held.
-func (c *conn) patchLogin(p []byte) []byte {
+// writeStrictLogin writes p through TLS in strict mode until the first LOGIN7 packet is sent.
+// That packet, when it asks for TDS 7.4, goes in a copy with the TDS version set to 8.0: the
+// driver, whose own encryption the connector disables, would otherwise announce 7.4 where
+// go-mssqldb's strict mode announces 8.0. Only the message's first packet holds the version
+// (a later one, a Kerberos blob say, is data), and the copy, which holds the obfuscated
+// password, is cleared once written. Called with wmu held.
+func (c *conn) writeStrictLogin(p []byte) (int, error) {
 	const versionAt = tds.HeaderSize + 4 // LOGIN7: u32 Length, then u32 TDSVersion (little-endian)
-	if !c.strict || len(p) < versionAt+4 || tds.PacketType(p[0]) != tds.TypeLogin7 ||
-		p[versionAt] != 0x04 || p[versionAt+1] != 0 || p[versionAt+2] != 0 || p[versionAt+3] != 0x74 {
-		return p
+	if len(p) == 0 || tds.PacketType(p[0]) != tds.TypeLogin7 {
+		return c.tlsConn.Write(p)
 	}
-	c.scratch = append(c.scratch[:0], p...)
-	copy(c.scratch[versionAt:], []byte{0x00, 0x00, 0x00, 0x08})
-	return c.scratch
+	c.loginSent = true
+	if len(p) < versionAt+4 || [4]byte(p[versionAt:]) != [4]byte{0x04, 0x00, 0x00, 0x74} {
+		return c.tlsConn.Write(p)
+	}
+	patched := append([]byte(nil), p...)
+	defer clear(patched)
+	copy(patched[versionAt:], []byte{0x00, 0x00, 0x00, 0x08})
+	return c.tlsConn.Write(patched)
 }

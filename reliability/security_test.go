@@ -518,13 +518,15 @@ func TestLoginOnlySmallPacketSize(t *testing.T) {
 func TestLoginOnlyLongLogin7(t *testing.T) {
 	t.Parallel()
 	// A LOGIN7 message (MS-TDS 2.2.6.4) of 10,000 bytes: the fixed part with Length, TDS 7.4
-	// and a 16-character password right after it, then bytes no field refers to.
+	// and a 16-character password right after it, then a database name to the end.
 	msg := pattern("LOGIN7-payload-", 10_000)
 	clear(msg[:94])
 	binary.LittleEndian.PutUint32(msg[0:], uint32(len(msg)))
 	binary.LittleEndian.PutUint32(msg[4:], 0x74000004)
-	binary.LittleEndian.PutUint16(msg[44:], 94) // ibPassword
-	binary.LittleEndian.PutUint16(msg[46:], 16) // cchPassword
+	binary.LittleEndian.PutUint16(msg[44:], 94)               // ibPassword
+	binary.LittleEndian.PutUint16(msg[46:], 16)               // cchPassword
+	binary.LittleEndian.PutUint16(msg[68:], 94+32)            // ibDatabase
+	binary.LittleEndian.PutUint16(msg[70:], (10_000-94-32)/2) // cchDatabase
 	type got struct {
 		first   int // payload bytes of the first (TLS) packet
 		payload []byte
