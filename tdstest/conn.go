@@ -560,6 +560,9 @@ func (c *conn) loginFailed(user, why string) {
 // request reads and answers one client request. A BULK_LOAD message is decoded as it arrives,
 // packet by packet; any other request is read whole (at most maxRequestMessage bytes).
 func (c *conn) request() (connState, error) {
+	if err := c.idleFault(); err != nil {
+		return stateDone, err
+	}
 	c.in.SetAllowed(tds.Types(tds.TypeSQLBatch, tds.TypeRPC, tds.TypeAttention, tds.TypeTransactionManager, tds.TypeBulkLoad))
 	c.in.SetMaxMessageSize(maxBulkMessage)
 	h, body, err := c.in.ReadPacket()
@@ -629,6 +632,18 @@ func (c *conn) request() (connState, error) {
 	default:
 		return stateReady, c.refuse(fmt.Sprintf("tdstest: %v requests are not supported", typ))
 	}
+}
+
+// idleFault applies the fault configured for PhaseIdle (see there).
+func (c *conn) idleFault() error {
+	a, err := c.fault(PhaseIdle)
+	if err != nil || a != ActionError {
+		return err
+	}
+	c.logf("sending an unsolicited ERROR 596 while the connection is idle")
+	b := c.appendMessage(c.scratch[:0], tokenError, serverMessage{Number: 596, State: 1, Class: 21,
+		Text: "Cannot continue the execution because the session is in the kill state."})
+	return c.writeTokens(c.appendDone(b, doneError, 0, 0))
 }
 
 // maxBulkMessage bounds a BULK_LOAD message, which is decoded as it arrives (1 TiB).

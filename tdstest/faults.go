@@ -28,9 +28,16 @@ const (
 	// PhaseResult: in the middle of a query response, after its first packet has been sent. A
 	// response of a single packet is not affected.
 	PhaseResult
+	// PhaseIdle: a response (the login response, or a request's) has been sent in full and the
+	// server is about to wait for the next request, as on a pooled connection. ActionClose and
+	// ActionReset close the connection at once, while the client idles (a server, load
+	// balancer or NAT dropping an idle connection); ActionError sends an unsolicited ERROR
+	// (596, class 21, as SQL Server's KILL does) in a message of its own and then goes on
+	// serving the connection. Reached once per response: use Hook to pick which.
+	PhaseIdle
 )
 
-var phaseNames = [...]string{"none", "prelogin", "handshake", "login", "query", "result"}
+var phaseNames = [...]string{"none", "prelogin", "handshake", "login", "query", "result", "idle"}
 
 // String returns the lower-case name of the phase.
 func (p Phase) String() string {
@@ -62,8 +69,8 @@ const (
 	ActionBadLength
 	// ActionError fails the step with an error token where the phase has one: at PhaseLogin the
 	// client gets "Login failed" (18456) and the connection closes; at PhaseQuery and
-	// PhaseResult the batch gets ERROR 50000 and the connection stays usable. At PhasePrelogin and
-	// PhaseHandshake it closes the connection.
+	// PhaseResult the batch gets ERROR 50000 and the connection stays usable; at PhaseIdle see
+	// there. At PhasePrelogin and PhaseHandshake it closes the connection.
 	ActionError
 )
 
@@ -100,7 +107,7 @@ type Faults struct {
 }
 
 func (f *Faults) validate() error {
-	if f.At > PhaseResult {
+	if f.At > PhaseIdle {
 		return fmt.Errorf("tdstest: Faults.At: unknown %v", f.At)
 	}
 	if f.Action > ActionError {

@@ -205,3 +205,61 @@ func TestFaultsValidate(t *testing.T) {
 	var ne net.Error
 	_ = ne
 }
+
+// idleOnce returns a Hook that does a at the second PhaseIdle of the first connection: after the
+// response to its first request, the login response being the first.
+func idleOnce(a Action) func(int, Phase) Action {
+	var mu sync.Mutex
+	seen := 0
+	return func(conn int, p Phase) Action {
+		if conn != 1 || p != PhaseIdle {
+			return ActionNone
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		seen++
+		if seen == 2 {
+			return a
+		}
+		return ActionNone
+	}
+}
+
+// TestFaultIdle: at PhaseIdle the server closes, resets, or sends an unsolicited ERROR 596 on a
+// connection that answered its first query and sits idle. go-mssqldb's own transport, on the
+// same connection, fails its next query: the fault is what a transport must catch.
+func TestFaultIdle(t *testing.T) {
+	for _, a := range []Action{ActionClose, ActionReset, ActionError} {
+		t.Run(a.String(), func(t *testing.T) {
+			s, log := startServer(t, Config{Faults: Faults{Hook: idleOnce(a)}})
+			db := openMSSQL(t, s.DSN("encrypt=true", "certificate="+s.CAFile(), "hostnameincertificate=localhost"))
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			var n int
+			if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond) // the fault reaches the client's socket
+			err = conn.QueryRowContext(ctx, "SELECT 1").Scan(&n)
+			t.Logf("query after the idle %v: %v", a, err)
+			if err == nil {
+				t.Fatalf("the query after the idle %v succeeded", a)
+			}
+			var me mssql.Error
+			if a == ActionError && (!errors.As(err, &me) || me.Number != 596) {
+				t.Fatalf("got %v, want the unsolicited error 596", err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if want := "fault injected at idle: " + a.String(); a != ActionError && !strings.Contains(log.String(), want) {
+				t.Errorf("log lacks %q", want)
+			}
+		})
+	}
+}
