@@ -113,6 +113,10 @@ type conn struct {
 	inProc  bool                  // statements run inside sp_executesql (DONEINPROC)
 	tables  map[string]*tempTable // temporary tables by lower-case #name
 	bulk    *bulkTarget           // set by INSERT BULK for the next request (BULK_LOAD)
+	// prepared holds the statements of sp_prepexec by handle (1, 2, ... per connection, the
+	// last in lastHandle); they live as long as the connection.
+	prepared   map[int32]preparedStmt
+	lastHandle int32
 	// resetRequest: the current request reset the session; its transaction descriptor may
 	// name the transaction the reset ended.
 	resetRequest bool
