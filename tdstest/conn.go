@@ -96,6 +96,8 @@ type conn struct {
 	tdsVersion uint32
 	database   string // current database (USE changes it)
 	loginDB    string // database after login, restored by RESETCONNECTION
+	user       string // LOGIN7 UserName, HostName and AppName
+	host, app  string
 	resetAck   bool   // a RESETCONNECTION awaits its ENVCHANGE in the next response
 	tranID     uint64 // descriptor of the open transaction; 0: none
 	lastTranID uint64 // last descriptor handed out
@@ -501,6 +503,10 @@ func (c *conn) login() (connState, error) {
 		c.database = l.Database
 	}
 	c.loginDB = c.database
+	c.user, c.host, c.app = l.UserName, l.HostName, l.AppName
+	if l.FedAuth != nil {
+		c.user = tokenPrincipal
+	}
 	size := int(l.PacketSize)
 	if size == 0 {
 		size = tds.DefaultPacketSize

@@ -14,7 +14,8 @@ import (
 var errUnsupported = errors.New("tdstest: unsupported statement")
 
 // supportedHelp lists what the server answers, for error messages (doc.go has the full list).
-const supportedHelp = "the tdstest server answers SELECT of literals, @@ variables, DB_NAME(), parameters and DATALENGTH(@p), " +
+const supportedHelp = "the tdstest server answers SELECT of literals, @@ variables, DB_NAME(), SUSER_SNAME() and other system functions, " +
+	"SERVERPROPERTY('...'), parameters and DATALENGTH(@p), " +
 	"REPLICATE of nvarchar(max)/varbinary(max), SELECT value FROM GENERATE_SERIES(CAST(1 AS bigint), @p1) and its wide form, " +
 	"CREATE/DROP TABLE #t, INSERT BULK, SELECT COUNT(*)/COUNT_BIG(*), SUM(CAST(col AS bigint)) FROM #t, SET ..., USE <db>, " +
 	"WAITFOR DELAY 'hh:mm:ss', and BEGIN TRAN/COMMIT/ROLLBACK; see the package documentation"
@@ -64,11 +65,13 @@ type statement struct {
 	sumCol   string // stmtCount with countBig
 }
 
-// sessionInfo supplies the values of @@ variables.
+// sessionInfo supplies the values of @@ variables and system functions.
 type sessionInfo struct {
 	spid      uint16
 	database  string
 	trancount int32
+	user      string // the login's user name (SUSER_SNAME())
+	host, app string // LOGIN7 HostName and AppName (HOST_NAME(), APP_NAME())
 }
 
 // lexical tokens
@@ -490,17 +493,16 @@ func (p *parser) expr() (value, error) {
 			return p.replicateNVarChar()
 		}
 		if p.keyword("CAST") {
+			if p.i+1 < len(p.toks) && strings.EqualFold(p.toks[p.i+1].text, "SERVERPROPERTY") && p.punct("(") {
+				return p.castServerProperty()
+			}
 			return p.castVarBinary()
 		}
 		if p.keyword("DATALENGTH") {
 			return p.dataLength()
 		}
-		if p.keyword("DB_NAME") {
-			if !p.punct("(") || !p.punct(")") {
-				return value{}, p.fail("expected DB_NAME()")
-			}
-			u := appendUCS2(nil, p.sess.database)
-			return value{col: column{Type: typeNVarChar, MaxLen: 256}, unit: u, n: 1}, nil
+		if v, ok, err := p.sysFunc(); ok {
+			return v, err
 		}
 	}
 	return value{}, p.fail("unsupported expression")
@@ -515,26 +517,6 @@ func intValue(digits string, neg bool, p *parser) (value, error) {
 		return value{}, p.fail("integer out of the int range")
 	}
 	return value{col: column{Type: typeInt4}, i: int32(n)}, nil
-}
-
-func (p *parser) sysVar(name string) (value, error) {
-	str := func(s string) value {
-		u := appendUCS2(nil, s)
-		return value{col: column{Type: typeNVarChar, MaxLen: uint16(max(len(u), 2))}, unit: u, n: 1}
-	}
-	switch strings.ToUpper(name) {
-	case "SPID":
-		return value{col: column{Type: typeInt4}, i: int32(p.sess.spid)}, nil
-	case "TRANCOUNT":
-		return value{col: column{Type: typeInt4}, i: p.sess.trancount}, nil
-	case "MICROSOFTVERSION":
-		return value{col: column{Type: typeInt4}, i: 16<<24 | 1000}, nil
-	case "VERSION":
-		return str(serverVersionStr), nil
-	case "SERVERNAME":
-		return str(serverInstance), nil
-	}
-	return value{}, p.fail("unsupported @@ variable")
 }
 
 // replicateNVarChar parses the rest of REPLICATE(CAST(N'<s>' AS nvarchar(max)), <n>).

@@ -49,8 +49,8 @@ func TestParseBatch(t *testing.T) {
 			}
 		}},
 		"spid": {batch: "select @@spid", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
-			if v := st[0].vals[0]; v.i != 57 {
-				t.Errorf("spid %d", v.i)
+			if v := st[0].vals[0]; v.col.TI == nil || v.col.TI.Type != dtInt2 || leInt(v.sv.Data) != 57 {
+				t.Errorf("spid %+v, want smallint 57", v)
 			}
 		}},
 		"version and servername": {batch: "SELECT @@VERSION, @@SERVERNAME", want: []stmtKind{stmtSelect}},

@@ -102,7 +102,7 @@ func (c *conn) batch(text string) error {
 
 // sessionInfo is what statements read of the session.
 func (c *conn) sessionInfo() sessionInfo {
-	sess := sessionInfo{spid: c.spid, database: c.database}
+	sess := sessionInfo{spid: c.spid, database: c.database, user: c.user, host: c.host, app: c.app}
 	if c.tranID != 0 {
 		sess.trancount = 1
 	}
