@@ -23,17 +23,18 @@ const supportedHelp = "the tdstest server answers SELECT of literals, @@ variabl
 type stmtKind uint8
 
 const (
-	stmtSet         stmtKind = iota // SET ... : DONE only
-	stmtUse                         // USE db: ENVCHANGE database, DONE
-	stmtSelect                      // one row of values
-	stmtTran                        // BEGIN TRAN / COMMIT / ROLLBACK: ENVCHANGE of the transaction, DONE
-	stmtWaitFor                     // WAITFOR DELAY: DONE after the delay, or DONE with the attention bit
-	stmtSeries                      // SELECT ... FROM GENERATE_SERIES: streamed rows
-	stmtCreateTable                 // CREATE TABLE #t
-	stmtDropTable                   // DROP TABLE #t
-	stmtInsertBulk                  // INSERT BULK #t: the next request is a BULK_LOAD message
-	stmtCount                       // SELECT COUNT(*) / COUNT_BIG(*), SUM(...) FROM #t
-	stmtTableMeta                   // SELECT * FROM #t under SET FMTONLY ON: COLMETADATA only
+	stmtSet          stmtKind = iota // SET ... : DONE only
+	stmtUse                          // USE db: ENVCHANGE database, DONE
+	stmtSelect                       // one row of values
+	stmtTran                         // BEGIN TRAN / COMMIT / ROLLBACK: ENVCHANGE of the transaction, DONE
+	stmtWaitFor                      // WAITFOR DELAY: DONE after the delay, or DONE with the attention bit
+	stmtSeries                       // SELECT ... FROM GENERATE_SERIES: streamed rows
+	stmtCreateTable                  // CREATE TABLE #t
+	stmtDropTable                    // DROP TABLE #t
+	stmtInsertBulk                   // INSERT BULK #t: the next request is a BULK_LOAD message
+	stmtCount                        // SELECT COUNT(*) / COUNT_BIG(*), SUM(...) FROM #t
+	stmtTableMeta                    // SELECT * FROM #t under SET FMTONLY ON: COLMETADATA only
+	stmtDataTypeInfo                 // sp_datatype_info_100: the rows of typeRows
 )
 
 // value is one column value of a SELECT.
@@ -60,9 +61,10 @@ type statement struct {
 	// stmtCreateTable, stmtDropTable, stmtInsertBulk, stmtCount, stmtTableMeta
 	table    string // lower-case #name
 	cols     []tableColumn
-	ifExists bool   // DROP TABLE IF EXISTS
-	countBig bool   // COUNT_BIG(*), SUM(CAST(sumCol AS bigint)) rather than COUNT(*)
-	sumCol   string // stmtCount with countBig
+	ifExists bool          // DROP TABLE IF EXISTS
+	countBig bool          // COUNT_BIG(*), SUM(CAST(sumCol AS bigint)) rather than COUNT(*)
+	sumCol   string        // stmtCount with countBig
+	typeRows []typeInfoRow // stmtDataTypeInfo
 }
 
 // sessionInfo supplies the values of @@ variables and system functions.
@@ -353,8 +355,22 @@ func (p *parser) statement() (statement, error) {
 		return p.insertBulk()
 	case p.keyword("WAITFOR"):
 		return p.waitFor()
+	case p.dataTypeInfoProc():
+		return p.dataTypeInfo()
 	}
 	return statement{}, p.fail("unsupported statement")
+}
+
+// dataTypeInfoProc consumes [EXEC[UTE]] sp_datatype_info_100 (or sp_datatype_info) if it comes
+// next.
+func (p *parser) dataTypeInfoProc() bool {
+	start := p.i
+	_ = p.keyword("EXEC") || p.keyword("EXECUTE")
+	if p.keyword("sp_datatype_info_100") || p.keyword("sp_datatype_info") {
+		return true
+	}
+	p.i = start
+	return false
 }
 
 // maxWaitFor bounds WAITFOR DELAY, as SQL Server does (less than 24 hours).

@@ -259,6 +259,8 @@ func (c *conn) statement(st statement, status uint16) error {
 		return c.writeSeries(st.series, status)
 	case stmtCreateTable, stmtDropTable, stmtInsertBulk, stmtCount, stmtTableMeta:
 		return c.tableStatement(st, status)
+	case stmtDataTypeInfo:
+		return c.writeDataTypeInfo(st.typeRows, status)
 	default:
 		return errors.New("tdstest: unknown statement kind")
 	}
