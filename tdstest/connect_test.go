@@ -117,6 +117,22 @@ func decodeResult(t *testing.T, b []byte, legacy bool) []resultToken {
 				}
 				tok.values = append(tok.values, v)
 			}
+		case tokenReturnStatus:
+			tok.count, p = uint64(le.Uint32(p)), p[4:]
+		case tokenReturnValue:
+			// ordinal, name, status, UserType u32, Flags, INTN(4) TYPE_INFO, value
+			p = p[2:]
+			tok.text = decodeUCS2(p[1 : 1+2*int(p[0])])
+			p = p[1+2*int(p[0]):]
+			if p[7] != byte(dtIntN) || p[8] != 4 {
+				return fail("RETURNVALUE of type 0x%02x", p[7])
+			}
+			n := int(p[9])
+			var v any
+			if n > 0 {
+				v = leInt(p[10 : 10+n])
+			}
+			tok.values, p = []any{v}, p[10+n:]
 		case tokenDone, tokenDoneProc, tokenDoneInProc:
 			tok.status, tok.curCmd = le.Uint16(p), le.Uint16(p[2:])
 			if legacy {

@@ -87,6 +87,7 @@ func (c *conn) prepExec(req *rpcRequest) (text string, vars map[string]*rpcParam
 		c.prepared = map[int32]preparedStmt{}
 	}
 	c.prepared[c.lastHandle] = p
+	c.logf("sp_prepexec: prepared statement %d", c.lastHandle)
 	return text, vars, c.lastHandle, nil
 }
 
@@ -100,6 +101,7 @@ func (c *conn) execute(req *rpcRequest) (string, map[string]*rpcParam, error) {
 	if !ok {
 		return "", nil, &sqlError{Number: 8179, State: 2, Class: 16, Msg: fmt.Sprintf("Could not find prepared statement with handle %d.", h)}
 	}
+	c.logf("sp_execute: prepared statement %d", h)
 	return executeSQLArgs(p.request(req.Params[1:]))
 }
 
