@@ -96,6 +96,8 @@ type conn struct {
 	tdsVersion uint32
 	database   string // current database (USE changes it)
 	loginDB    string // database after login, restored by RESETCONNECTION
+	user       string // LOGIN7 UserName, HostName and AppName
+	host, app  string
 	resetAck   bool   // a RESETCONNECTION awaits its ENVCHANGE in the next response
 	tranID     uint64 // descriptor of the open transaction; 0: none
 	lastTranID uint64 // last descriptor handed out
@@ -113,6 +115,10 @@ type conn struct {
 	inProc  bool                  // statements run inside sp_executesql (DONEINPROC)
 	tables  map[string]*tempTable // temporary tables by lower-case #name
 	bulk    *bulkTarget           // set by INSERT BULK for the next request (BULK_LOAD)
+	// prepared holds the statements of sp_prepexec by handle (1, 2, ... per connection, the
+	// last in lastHandle); they live as long as the connection.
+	prepared   map[int32]preparedStmt
+	lastHandle int32
 	// resetRequest: the current request reset the session; its transaction descriptor may
 	// name the transaction the reset ended.
 	resetRequest bool
@@ -497,6 +503,10 @@ func (c *conn) login() (connState, error) {
 		c.database = l.Database
 	}
 	c.loginDB = c.database
+	c.user, c.host, c.app = l.UserName, l.HostName, l.AppName
+	if l.FedAuth != nil {
+		c.user = tokenPrincipal
+	}
 	size := int(l.PacketSize)
 	if size == 0 {
 		size = tds.DefaultPacketSize
