@@ -135,6 +135,10 @@ func newSettings(cfg msdsn.Config, files dsnFiles, o options) (*settings, error)
 
 		authenticator: cfg.Parameters["authenticator"],
 	}
+	rsaKex, err := rsaKeyExchangeWanted(cfg, o)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Encryption == msdsn.EncryptionDisabled {
 		return s, nil // no TLS: load nothing
 	}
@@ -151,6 +155,9 @@ func newSettings(cfg msdsn.Config, files dsnFiles, o options) (*settings, error)
 	}
 	if cfg.Encryption == msdsn.EncryptionStrict {
 		s.tlsBase.NextProtos = []string{"tds/8.0"}
+	}
+	if rsaKex {
+		s.tlsBase.CipherSuites = withRSAKeyExchange(s.tlsBase.CipherSuites)
 	}
 	if o.tlsConfig == nil {
 		if files.certificate != "" {
