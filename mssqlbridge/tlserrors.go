@@ -312,7 +312,8 @@ func diagnoseHandshake(f handshakeFacts, err error) error {
 	case strings.Contains(err.Error(), tlsUnsupportedVersion):
 		e := &TLSVersionError{Host: f.dialed, MinVersion: f.minVersion, MaxVersion: f.maxVersion, Strict: f.strict, Err: err}
 		s := err.Error()
-		if v, perr := strconv.ParseUint(strings.Fields(s[strings.Index(s, tlsUnsupportedVersion)+len(tlsUnsupportedVersion):])[0], 16, 16); perr == nil {
+		hex, _, _ := strings.Cut(s[strings.Index(s, tlsUnsupportedVersion)+len(tlsUnsupportedVersion):], " ")
+		if v, perr := strconv.ParseUint(hex, 16, 16); perr == nil {
 			e.ServerVersion = uint16(v)
 		}
 		return e
