@@ -57,7 +57,8 @@ type settings struct {
 // size, dial timeout and connection timeout are honoured by the bridged connection (see the
 // package documentation for the differences); the combinations go-mssqldb refuses
 // (certificate with serverCertificate, serverCertificate with hostNameInCertificate) are
-// refused here with its words. The certificate files are not read here but in a background
+// refused here with its words. One parameter is this package's own: rsakeyexchange=true is
+// WithRSAKeyExchange (go-mssqldb ignores it; a value that is not a boolean is an error). The certificate files are not read here but in a background
 // goroutine, and, if connections will verify the server's certificate against the system
 // roots, so is the system root pool; a connection that needs either waits for it, and a file
 // that cannot be loaded fails each such connection with a *CertificateFileError.
@@ -135,6 +136,10 @@ func newSettings(cfg msdsn.Config, files dsnFiles, o options) (*settings, error)
 
 		authenticator: cfg.Parameters["authenticator"],
 	}
+	rsaKex, err := rsaKeyExchangeWanted(cfg, o)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Encryption == msdsn.EncryptionDisabled {
 		return s, nil // no TLS: load nothing
 	}
@@ -151,6 +156,9 @@ func newSettings(cfg msdsn.Config, files dsnFiles, o options) (*settings, error)
 	}
 	if cfg.Encryption == msdsn.EncryptionStrict {
 		s.tlsBase.NextProtos = []string{"tds/8.0"}
+	}
+	if rsaKex {
+		s.tlsBase.CipherSuites = withRSAKeyExchange(s.tlsBase.CipherSuites)
 	}
 	if o.tlsConfig == nil {
 		if files.certificate != "" {

@@ -90,6 +90,22 @@
 // (login-only: a LOGIN7 secret would lie past the encrypted first packet).
 // go-mssqldb returns them unchanged from Connect, db.Ping and the first query.
 //
+// A failed TLS handshake is diagnosed (tlserrors.go), with the facts and the remedy in the
+// message, as a type for errors.As that keeps the crypto/tls or x509 cause reachable:
+// *TLSVersionError (the server offers only TLS 1.0/1.1: tlsmin=1.0 sets MinVersion, at the
+// cost of deprecated protocols), *CipherSuiteError (handshake_failure, most likely no suite in
+// common: older servers speak only RSA key exchange, see WithRSAKeyExchange),
+// *HostnameMismatchError (the certificate's names, the name checked, whether the host came from
+// a routing redirect), *UnknownAuthorityError (subject and issuer; certificate= or
+// TrustServerCertificate), *CertificateValidityError (NotBefore/NotAfter against now), and
+// *CertificateParseError (a certificate crypto/tls cannot parse; a negative serial number needs
+// the process-wide GODEBUG x509negativeserial=1). The four certificate diagnoses wrap the
+// *CertificateError and match ErrCertificate.
+//
+// WithRSAKeyExchange (or rsakeyexchange=true in the DSN) lets one connector's connections use
+// RSA key exchange suites, listed in their own tls.Config.CipherSuites, instead of the
+// process-wide GODEBUG tlsrsakex=1. Off by default: RSA key exchange has no forward secrecy.
+//
 // # Differences from go-mssqldb's own TLS
 //
 //   - TLS inside PRELOGIN is capped at version 1.2 (SQL Server uses 1.3 only with TDS 8.0), as

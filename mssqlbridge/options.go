@@ -10,8 +10,9 @@ import (
 type Option func(*options)
 
 type options struct {
-	tlsConfig *tls.Config
-	dialer    mssql.Dialer
+	tlsConfig      *tls.Config
+	dialer         mssql.Dialer
+	rsaKeyExchange bool // WithRSAKeyExchange
 }
 
 // collectOptions applies opts, in order, to a zero options value.
