@@ -114,6 +114,10 @@ type conn struct {
 	// direct is set, under rmu, once the reply is served and the mode settled: from then on
 	// Read goes to in without taking rmu.
 	direct atomic.Bool
+
+	// trace times the connection's phases until the LOGIN7 message is written (see
+	// connecttrace.go), then is nil. Set before the conn is returned, then guarded by wmu.
+	trace *connTrace
 }
 
 type connRef struct{ net.Conn }
@@ -226,6 +230,9 @@ func (c *conn) Write(p []byte) (int, error) {
 	}
 	if err != nil && c.state() == stateClosed {
 		err = errClosed
+	}
+	if c.trace != nil {
+		err = c.traceLogin(p, err)
 	}
 	return min(n, len(p)), err
 }

@@ -2,6 +2,7 @@ package mssqlbridge
 
 import (
 	"crypto/tls"
+	"log/slog"
 
 	mssql "github.com/microsoft/go-mssqldb"
 )
@@ -12,6 +13,7 @@ type Option func(*options)
 type options struct {
 	tlsConfig *tls.Config
 	dialer    mssql.Dialer
+	logger    *slog.Logger
 }
 
 // collectOptions applies opts, in order, to a zero options value.
