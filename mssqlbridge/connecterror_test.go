@@ -331,3 +331,40 @@ func TestDialTimeoutBound(t *testing.T) {
 		t.Errorf("no deadline: bound %q", tr.ctxBound)
 	}
 }
+
+// TestLoginStallBounded: a server that reads LOGIN7 and never answers fails the connect when
+// the context ends (the wait for the login response is go-mssqldb's, and so is its error),
+// or when the connection timeout does.
+func TestLoginStallBounded(t *testing.T) {
+	srv := startServer(t, tdstest.Config{Faults: tdstest.Faults{At: tdstest.PhaseLogin, Action: tdstest.ActionStall}})
+	tests := []struct {
+		name  string
+		param string
+		ctx   time.Duration
+		bound time.Duration
+	}{
+		{"context deadline", "dial timeout=15", time.Second, time.Second},
+		{"connection timeout", "connection timeout=1", 20 * time.Second, time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := bridgedDB(t, srv.DSN("encrypt=true", "certificate="+srv.CAFile(), tc.param))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), tc.ctx)
+			defer cancel()
+			start := time.Now()
+			err = db.PingContext(ctx)
+			took := time.Since(start)
+			t.Logf("%v after %v", err, took.Round(time.Millisecond))
+			var ne net.Error
+			if err == nil || !(errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
+				t.Fatalf("got %v, want a timeout", err)
+			}
+			if took > tc.bound+slack {
+				t.Errorf("returned after %v, want within %v + %v", took, tc.bound, slack)
+			}
+		})
+	}
+}
