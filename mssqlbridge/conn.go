@@ -124,6 +124,10 @@ type conn struct {
 	dead atomic.Pointer[error]
 
 	sys syscall.RawConn // the socket, for checkAlive's look; nil when it has none
+
+	// trace times the connection's phases until the LOGIN7 message is written (see
+	// connecttrace.go), then is nil. Set before the conn is returned, then guarded by wmu.
+	trace *connTrace
 }
 
 type connRef struct{ net.Conn }
@@ -243,6 +247,9 @@ func (c *conn) Write(p []byte) (int, error) {
 	}
 	if err != nil && c.state() == stateClosed {
 		err = errClosed
+	}
+	if c.trace != nil {
+		err = c.traceLogin(p, err)
 	}
 	return min(n, len(p)), err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -45,6 +46,12 @@ type settings struct {
 	// authenticator is the DSN's authenticator parameter: when it names a provider of
 	// RegisterChannelBindingProvider, dials hold the channel-binding slot (channelbinding.go).
 	authenticator string
+	// The connect bounds, as go-mssqldb applies them (see connecttrace.go): dialTimeout is
+	// the dial timeout (0: none), connTimeout the connection timeout (0: none). port is the
+	// DSN's port (0: default or instance).
+	dialTimeout, connTimeout time.Duration
+	port                     uint64
+	logger                   *slog.Logger // see WithLogger; nil logs nothing
 }
 
 // NewConnector returns a go-mssqldb connector for dsn, which may take any form go-mssqldb
@@ -135,6 +142,11 @@ func newSettings(cfg msdsn.Config, files dsnFiles, o options) (*settings, error)
 		multiIP:    cfg.MultiSubnetFailover,
 
 		authenticator: cfg.Parameters["authenticator"],
+
+		dialTimeout: dialTimeout(cfg),
+		connTimeout: cfg.ConnTimeout,
+		port:        cfg.Port,
+		logger:      o.logger,
 	}
 	rsaKex, err := rsaKeyExchangeWanted(cfg, o)
 	if err != nil {
@@ -176,6 +188,18 @@ func newSettings(cfg msdsn.Config, files dsnFiles, o options) (*settings, error)
 		systemRoots.start()
 	}
 	return s, nil
+}
+
+// dialTimeout is the dial timeout go-mssqldb puts in the dial's context for cfg: DialTimeout,
+// 15 s per protocol when zero, none when negative.
+func dialTimeout(cfg msdsn.Config) time.Duration {
+	switch {
+	case cfg.DialTimeout < 0:
+		return 0
+	case cfg.DialTimeout == 0:
+		return time.Duration(15*len(driverConfig(cfg).Protocols)) * time.Second
+	}
+	return cfg.DialTimeout
 }
 
 // hostInCertHasColon reports whether the server name contains ':' (an IPv6 address, or a

@@ -108,7 +108,9 @@ func (c *conn) checkAlive(p []byte) error {
 		return nil
 	}
 	c.msgOpen = false
-	return &DeadConnectionError{Host: c.host, Addr: c.raw.RemoteAddr().String(), Idle: idle, Cause: cause}
+	addr := c.raw.RemoteAddr().String()
+	c.settings.logDeadConn(c.host, addr, idle, cause)
+	return &DeadConnectionError{Host: c.host, Addr: addr, Idle: idle, Cause: cause}
 }
 
 // noteReadErr records err, an error from the layer below a Read, as the end of the connection

@@ -116,7 +116,8 @@ func TestDeadConnectionError(t *testing.T) {
 	t.Run("sql.Conn", func(t *testing.T) {
 		f := &faultCounter{phase: tdstest.PhaseIdle, action: tdstest.ActionClose, times: 2}
 		srv := startServer(t, tdstest.Config{Encryption: tdstest.EncryptNotSup, Faults: tdstest.Faults{Hook: f.hook}})
-		db, err := bridgedDB(t, srv.DSN("encrypt=disable"))
+		logs, logger := newLogBuffer()
+		db, err := bridgedDB(t, srv.DSN("encrypt=disable"), WithLogger(logger))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,6 +134,13 @@ func TestDeadConnectionError(t *testing.T) {
 		t.Log(err)
 		if !errors.Is(err, driver.ErrBadConn) || !strings.Contains(err.Error(), "found dead before a request, nothing sent") {
 			t.Fatalf("got %v, want a bad connection found dead", err)
+		}
+		found := false
+		for _, e := range logs.events(t) {
+			found = found || e["msg"] == "mssqlbridge: dead connection" && e["error"] == "EOF"
+		}
+		if !found {
+			t.Errorf("no dead-connection event in the log:\n%s", logs)
 		}
 	})
 	t.Run("conn", func(t *testing.T) {

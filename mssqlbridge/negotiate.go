@@ -40,7 +40,12 @@ func (c *conn) negotiate(p []byte) (err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	c.trace.start(PhasePrelogin)
 	defer func() {
+		if err != nil {
+			err = c.trace.fail(ctx, err)
+			c.trace = nil
+		}
 		if err != nil && !c.transition(stateFailed, err) {
 			err = errClosed // Close won the race
 		}
@@ -73,6 +78,7 @@ func (c *conn) negotiate(p []byte) (err error) {
 	if err != nil {
 		return err
 	}
+	c.trace.negotiated(c.strict, c.tlsConn)
 	c.pending = reply
 	next := statePlain
 	switch outcome {
@@ -160,6 +166,7 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 	if err != nil {
 		return 0, nil, negotiationError(err)
 	}
+	c.trace.preloginDone(sent, got, outcome)
 
 	if outcome == prelogin.OutcomeNone {
 		b := bridge.New(c.raw, bridge.Options{Role: bridge.RoleClient})
@@ -173,6 +180,7 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 		return outcome, reply, nil
 	}
 
+	c.trace.start(PhaseHandshake)
 	cfg, err := c.settings.clientTLSConfig(ctx, c.host)
 	if err != nil {
 		return 0, nil, err
