@@ -212,6 +212,14 @@ func (c *Conn) Write(p []byte) (int, error) {
 		return n, err
 	case StateHandshake:
 		c.flight = append(c.flight, p...)
+		if hasAlert(p) {
+			// A TLS layer that sends an alert during the handshake (it refuses the peer's
+			// version, suites or certificate) does not read again: send the flight now,
+			// or the peer would see the connection close without being told why.
+			if err := c.flushLocked(); err != nil {
+				return 0, err
+			}
+		}
 		return len(p), nil
 	default:
 		return 0, c.stickyErr(s)

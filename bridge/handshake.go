@@ -133,3 +133,18 @@ func (c *Conn) leaveHandshake(to State, name string) error {
 	c.hsPayload, c.hsIn, c.hsOut, c.flight = nil, nil, nil, nil
 	return nil
 }
+
+// recordTypeAlert is the content type of a TLS alert record (RFC 8446 5.1, RFC 5246 6.2.1).
+const recordTypeAlert = 0x15
+
+// hasAlert reports whether p, whole TLS records as the TLS layer writes them, holds an alert
+// record. It stops at the first header it cannot follow.
+func hasAlert(p []byte) bool {
+	for len(p) >= recordHeaderLen {
+		if p[0] == recordTypeAlert {
+			return true
+		}
+		p = p[min(len(p), recordHeaderLen+int(p[3])<<8|int(p[4])):]
+	}
+	return false
+}

@@ -3,8 +3,10 @@ package bridge
 import (
 	"bytes"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/tdsbridge/tdsbridge/tds"
@@ -189,5 +191,33 @@ func TestHandshakePeerCloses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHandshakeAlertReachesPeer: when one side's TLS layer refuses the handshake, the alert it
+// sends goes out at once, inside a PRELOGIN message, and the other side reports what it was
+// told ("remote error: tls: ...") instead of a closed connection: a client that does not trust
+// the server's certificate, and a server that requires a TLS version the client lacks.
+func TestHandshakeAlertReachesPeer(t *testing.T) {
+	small, _ := pkis(t)
+	for _, tc := range []struct {
+		name      string
+		pc        pairConfig
+		wantAlert string // in the error of the side that did not refuse
+	}{
+		{"client refuses the certificate", pairConfig{pki: small, clientCfg: func(c *tls.Config) { c.RootCAs = x509.NewCertPool() }},
+			"server: remote error: tls: bad certificate"},
+		{"server refuses the version", pairConfig{pki: small, serverCfg: func(c *tls.Config) { c.MinVersion = tls.VersionTLS13 }},
+			"client: remote error: tls: protocol version not supported"},
+	} {
+		for _, tr := range transports {
+			t.Run(tc.name+"/"+tr.name, func(t *testing.T) {
+				tc.pc.tr = tr
+				_, err := dialTLSPair(t, tc.pc)
+				if err == nil || !strings.Contains(err.Error(), tc.wantAlert) {
+					t.Fatalf("got %v, want %q", err, tc.wantAlert)
+				}
+			})
+		}
 	}
 }

@@ -373,11 +373,6 @@ func (c *conn) handshake() (connState, error) {
 	}
 	c.b, c.tc = bridge.Server(c.sock, c.srv.serverTLS, false, bridge.Options{})
 	if err := c.tc.Handshake(); err != nil {
-		// crypto/tls wrote its alert (protocol_version, handshake_failure, ...) into the
-		// bridge's pending flight, which the bridge sends only when the TLS layer reads next or
-		// the handshake mode ends. End it, so that the alert reaches the client in a PRELOGIN
-		// message, as SQL Server sends it, instead of a bare close.
-		_ = c.b.StartPassthrough()
 		return stateDone, fmt.Errorf("TLS handshake inside PRELOGIN: %w", err)
 	}
 	if err := c.b.StartPassthrough(); err != nil {
