@@ -21,7 +21,10 @@ import (
 )
 
 // faultCounter is a tdstest Faults.Hook that does action at phase on the first connection, the
-// times-th time that connection reaches it, and counts the connections the server accepted.
+// times-th time that connection reaches it, and counts the connections the server accepted. At
+// PhaseIdle it acts 20 ms into the idle time, as a server that drops an idle connection does:
+// a fault sent with the response's last byte could reach go-mssqldb while it still finishes
+// that response, which is not the case under test.
 type faultCounter struct {
 	phase  tdstest.Phase
 	action tdstest.Action
@@ -43,6 +46,9 @@ func (f *faultCounter) hook(conn int, p tdstest.Phase) tdstest.Action {
 	}
 	f.seen++
 	if f.seen == f.times {
+		if p == tdstest.PhaseIdle {
+			time.Sleep(20 * time.Millisecond)
+		}
 		return f.action
 	}
 	return tdstest.ActionNone

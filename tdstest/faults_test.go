@@ -161,7 +161,7 @@ func TestFaultConnSelectionAndHook(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if got := strings.Join(seen, ","); got != "prelogin,handshake,login,query,result" {
+	if got := strings.Join(seen, ","); got != "prelogin,handshake,login,idle,query,result,idle" {
 		t.Fatalf("hook saw %s", got)
 	}
 }
@@ -207,7 +207,8 @@ func TestFaultsValidate(t *testing.T) {
 }
 
 // idleOnce returns a Hook that does a at the second PhaseIdle of the first connection: after the
-// response to its first request, the login response being the first.
+// response to its first request, the login response being the first; it acts 20 ms into the
+// idle time, once the client is done with that response.
 func idleOnce(a Action) func(int, Phase) Action {
 	var mu sync.Mutex
 	seen := 0
@@ -219,6 +220,7 @@ func idleOnce(a Action) func(int, Phase) Action {
 		defer mu.Unlock()
 		seen++
 		if seen == 2 {
+			time.Sleep(20 * time.Millisecond)
 			return a
 		}
 		return ActionNone
