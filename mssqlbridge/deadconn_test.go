@@ -60,6 +60,20 @@ func (f *faultCounter) accepted() int {
 	return f.conns
 }
 
+// faultDB starts a tdstest server in mode m with f as its fault hook and returns a bridged
+// *sql.DB for it, the server's certificate trusted.
+func faultDB(t *testing.T, m tdstest.Mode, f *faultCounter) *sql.DB {
+	t.Helper()
+	cfg := m.Config
+	cfg.Faults.Hook = f.hook
+	srv := startServer(t, cfg)
+	db, err := bridgedDB(t, srv.DSN("encrypt="+m.Encrypt, "certificate="+srv.CAFile(), "hostnameincertificate=localhost"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 // queryCtx runs SELECT 1, or the 1 MiB query when big, on q with a bounded context.
 func queryCtx(q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
@@ -86,18 +100,12 @@ func TestDeadPooledConnection(t *testing.T) {
 		for _, a := range []tdstest.Action{tdstest.ActionClose, tdstest.ActionReset, tdstest.ActionError} {
 			t.Run(m.Name+"/"+a.String(), func(t *testing.T) {
 				f := &faultCounter{phase: tdstest.PhaseIdle, action: a, times: 2}
-				cfg := m.Config
-				cfg.Faults.Hook = f.hook
-				srv := startServer(t, cfg)
-				db, err := bridgedDB(t, srv.DSN("encrypt="+m.Encrypt, "certificate="+srv.CAFile(), "hostnameincertificate=localhost"))
-				if err != nil {
-					t.Fatal(err)
-				}
+				db := faultDB(t, m, f)
 				if err := queryCtx(db, false); err != nil {
 					t.Fatal(err)
 				}
 				time.Sleep(idleCheckAfter + 100*time.Millisecond)
-				err = queryCtx(db, false)
+				err := queryCtx(db, false)
 				caught := a != tdstest.ActionError || m.Name == "none" || m.Name == "login-only"
 				switch {
 				case caught && err != nil:
@@ -228,13 +236,7 @@ func TestDeadAfterReadError(t *testing.T) {
 		for _, a := range []tdstest.Action{tdstest.ActionClose, tdstest.ActionReset} {
 			t.Run(m.Name+"/"+a.String(), func(t *testing.T) {
 				f := &faultCounter{phase: tdstest.PhaseResult, action: a, times: 1}
-				cfg := m.Config
-				cfg.Faults.Hook = f.hook
-				srv := startServer(t, cfg)
-				db, err := bridgedDB(t, srv.DSN("encrypt="+m.Encrypt, "certificate="+srv.CAFile(), "hostnameincertificate=localhost"))
-				if err != nil {
-					t.Fatal(err)
-				}
+				db := faultDB(t, m, f)
 				if err := queryCtx(db, true); err == nil {
 					t.Fatalf("the query the server %v halfway succeeded", a)
 				} else {

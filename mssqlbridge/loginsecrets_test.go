@@ -532,18 +532,7 @@ func checkLoginOnlyWire(t *testing.T, srv *fakeServer, pki *testPKI, l testLogin
 		refused = refused || sp[1] > tds.DefaultPacketSize-tds.HeaderSize
 	}
 	m := newMITM(t, srv.addr(), prelogin.EncryptOff)
-	c, err := dialTest(t, testSettings(t, pki, 0 /* EncryptionOff */), m.ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write(clientPrelogin()); err != nil {
-		t.Fatalf("PRELOGIN: %v", err)
-	}
-	if _, _, err := tds.NewReader(c, tds.ReaderConfig{}).ReadMessage(); err != nil {
-		t.Fatalf("PRELOGIN reply: %v", err)
-	}
+	c := loginOnlyConn(t, pki, m)
 	werr := tds.NewWriter(c, packetSize).WriteMessage(tds.TypeLogin7, msg)
 	switch {
 	case refused && !errors.Is(werr, ErrSecretOutsideTLS):

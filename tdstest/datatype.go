@@ -292,26 +292,18 @@ func (ti typeInfo) decl() string {
 		return fmt.Sprintf("decimal(%d,%d)", ti.Prec, ti.Scale)
 	case dtNumericN, dtNumeric:
 		return fmt.Sprintf("numeric(%d,%d)", ti.Prec, ti.Scale)
-	case dtBigVarBinary:
+	case dtBigVarBinary, dtVarBinary:
 		return "varbinary(" + size(1) + ")"
-	case dtBigBinary:
+	case dtBigBinary, dtBinary:
 		return "binary(" + size(1) + ")"
-	case dtBigVarChar:
+	case dtBigVarChar, dtVarChar:
 		return "varchar(" + size(1) + ")"
-	case dtBigChar:
+	case dtBigChar, dtChar:
 		return "char(" + size(1) + ")"
 	case dtNVarChar:
 		return "nvarchar(" + size(2) + ")"
 	case dtNChar:
 		return "nchar(" + size(2) + ")"
-	case dtVarBinary:
-		return "varbinary(" + size(1) + ")"
-	case dtBinary:
-		return "binary(" + size(1) + ")"
-	case dtVarChar:
-		return "varchar(" + size(1) + ")"
-	case dtChar:
-		return "char(" + size(1) + ")"
 	case dtText:
 		return "text"
 	case dtNText:
