@@ -117,9 +117,16 @@ func faultScenarios() []faultScenario {
 	}
 }
 
+// faultIdleDelay is how long the server waits, with a response sent in full, before it drops
+// the connection: long enough for the client to have read the response (a reset discards what
+// the client's kernel holds and has not handed over yet, and would cut the query instead), well
+// inside the client's idle.
+const faultIdleDelay = 200 * time.Millisecond
+
 // afterFirstResponse returns a Faults.Hook that does a at PhaseIdle after the first request's
 // response on every connection (the first PhaseIdle of a connection follows the login
-// response): every connection serves one query and is then dropped while it idles in the pool.
+// response), faultIdleDelay after that response: every connection serves one query and is then
+// dropped while it idles in the pool.
 func afterFirstResponse(a tdstest.Action) func(conn int, p tdstest.Phase) tdstest.Action {
 	var mu sync.Mutex
 	idles := map[int]int{}
@@ -128,12 +135,14 @@ func afterFirstResponse(a tdstest.Action) func(conn int, p tdstest.Phase) tdstes
 			return tdstest.ActionNone
 		}
 		mu.Lock()
-		defer mu.Unlock()
 		idles[conn]++
-		if idles[conn] == 2 {
-			return a
+		n := idles[conn]
+		mu.Unlock()
+		if n != 2 {
+			return tdstest.ActionNone
 		}
-		return tdstest.ActionNone
+		time.Sleep(faultIdleDelay) // on the connection's goroutine: this connection only
+		return a
 	}
 }
 

@@ -11,6 +11,20 @@ import (
 	"time"
 )
 
+// skipUnderRace skips the fault tests under the race detector. go-mssqldb v1.11.2's Conn.Close
+// puts its read buffer back in a sync.Pool while the connection's response reader may still be
+// using it (reliability/cancel_test.go has the same case); the fault cells make database/sql
+// close bad connections and open new ones, which take that buffer, and the detector reports
+// go-mssqldb's old reader against the new connection's Read, in whichever test of this binary
+// gets the buffer. make test's second pass runs them without the detector.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("skipped under -race (go-mssqldb v1.11.2 reuses a closed connection's read buffer, see skipUnderRace); " +
+			"make test runs it again without -race")
+	}
+}
+
 // faultSlack is what the fault tests allow on top of a bound: generous, for a loaded machine and
 // the race detector. The tests check that calls return and what the application sees, never a
 // speed.
@@ -28,6 +42,7 @@ func TestFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("idles and waits out deadlines for several seconds")
 	}
+	skipUnderRace(t)
 	t.Parallel()
 	cells := faultCells()
 	fs, err := newFaultServers(cells)
@@ -126,6 +141,7 @@ func TestFaultsMode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process and waits out deadlines for several seconds")
 	}
+	skipUnderRace(t)
 	t.Parallel()
 	jsonPath := filepath.Join(t.TempDir(), "faults.json")
 	args := []string{"-mode", "faults", "-fault-repeat", "1", "-json", jsonPath}
