@@ -81,6 +81,9 @@ func writeFaultTable(w io.Writer, r *faultReport) error {
 			name += ": " + row.Step
 		}
 		returned := row.Returned.Round(time.Millisecond).String()
+		if row.Returned < time.Millisecond {
+			returned = "<1ms"
+		}
 		appErr := "no"
 		if row.Errors > 0 {
 			appErr = "yes"
