@@ -99,6 +99,19 @@ func New(raw net.Conn, opts Options) *Conn {
 // (Close from another goroutine, a failure).
 func (c *Conn) State() State { return State(c.state.Load()) }
 
+// TryIdle calls f with the number of bytes the bridge has read from the socket in passthrough
+// or plaintext mode and not yet handed to a Read, but only when no Read is in progress; while f
+// runs no Read can start, so f may look at the socket without racing one. It never waits: it
+// reports false, without calling f, when a Read holds the read side.
+func (c *Conn) TryIdle(f func(buffered int)) bool {
+	if !c.rmu.TryLock() {
+		return false
+	}
+	defer c.rmu.Unlock()
+	f(c.ra.buffered())
+	return true
+}
+
 // Raw returns the underlying socket. Warning: reading from it or writing to
 // it bypasses the bridge's buffers and framing and will corrupt the
 // connection unless the bridge is no longer used; it is meant for things

@@ -9,6 +9,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
@@ -96,6 +97,10 @@ type conn struct {
 	wdl deadline   // write deadline, applied lazily
 	wmu sync.Mutex // serializes Writes
 	out batch      // the socket's writes of an unfinished message (see batch)
+	// lastRequest is when the driver last began a request, and msgOpen whether the last
+	// packet written left its message open (see checkAlive). Guarded by wmu.
+	lastRequest time.Time
+	msgOpen     bool
 	// loginSent: strict mode has sent the first LOGIN7 packet (see writeStrictLogin).
 	// loginOnly: the LOGIN7 went through TLS in login-only mode, and everything since in
 	// plaintext. Both guarded by wmu.
@@ -114,6 +119,15 @@ type conn struct {
 	// direct is set, under rmu, once the reply is served and the mode settled: from then on
 	// Read goes to in without taking rmu.
 	direct atomic.Bool
+	// dead is the first error other than a timeout that a Read got from the layer below: the
+	// connection ended; the next request fails before sending (see checkAlive).
+	dead atomic.Pointer[error]
+
+	sys syscall.RawConn // the socket, for checkAlive's look; nil when it has none
+
+	// trace times the connection's phases until the LOGIN7 message is written (see
+	// connecttrace.go), then is nil. Set before the conn is returned, then guarded by wmu.
+	trace *connTrace
 }
 
 type connRef struct{ net.Conn }
@@ -129,6 +143,7 @@ func newConn(ctx context.Context, raw net.Conn, s *settings, host string) *conn 
 		plain:    make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	c.sys = rawConnOf(raw)
 	c.raw = &socket{Conn: raw, rdl: &c.rdl, out: &c.out}
 	c.target.Store(&connRef{raw})
 	c.rdl.set = func(t time.Time) error { return c.target.Load().SetReadDeadline(t) }
@@ -209,6 +224,9 @@ func (c *conn) Write(p []byte) (int, error) {
 	)
 	switch s {
 	case stateFull:
+		if err := c.checkAlive(p); err != nil {
+			return 0, err
+		}
 		c.out.hold.Store(continues(p))
 		if c.strict && !c.loginSent {
 			n, err = c.writeStrictLogin(p)
@@ -221,11 +239,17 @@ func (c *conn) Write(p []byte) (int, error) {
 		if c.loginOnly && len(p) > 0 && tds.PacketType(p[0]) == tds.TypeFedAuthToken {
 			return 0, fmt.Errorf("%w: a FEDAUTH token message after a login-only LOGIN7 would travel in plaintext; use encrypt=true", ErrSecretOutsideTLS)
 		}
+		if err := c.checkAlive(p); err != nil {
+			return 0, err
+		}
 		c.out.hold.Store(continues(p))
 		n, err = c.plainW.Write(p)
 	}
 	if err != nil && c.state() == stateClosed {
 		err = errClosed
+	}
+	if c.trace != nil {
+		err = c.traceLogin(p, err)
 	}
 	return min(n, len(p)), err
 }
@@ -300,6 +324,7 @@ func (c *conn) readErr(err error) error {
 	if c.state() == stateClosed {
 		return errClosed
 	}
+	c.noteReadErr(err)
 	return err
 }
 

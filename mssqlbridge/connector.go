@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -45,6 +46,12 @@ type settings struct {
 	// authenticator is the DSN's authenticator parameter: when it names a provider of
 	// RegisterChannelBindingProvider, dials hold the channel-binding slot (channelbinding.go).
 	authenticator string
+	// The connect bounds, as go-mssqldb applies them (see connecttrace.go): dialTimeout is
+	// the dial timeout (0: none), connTimeout the connection timeout (0: none). port is the
+	// DSN's port (0: default or instance).
+	dialTimeout, connTimeout time.Duration
+	port                     uint64
+	logger                   *slog.Logger // see WithLogger; nil logs nothing
 }
 
 // NewConnector returns a go-mssqldb connector for dsn, which may take any form go-mssqldb
@@ -57,7 +64,8 @@ type settings struct {
 // size, dial timeout and connection timeout are honoured by the bridged connection (see the
 // package documentation for the differences); the combinations go-mssqldb refuses
 // (certificate with serverCertificate, serverCertificate with hostNameInCertificate) are
-// refused here with its words. The certificate files are not read here but in a background
+// refused here with its words. One parameter is this package's own: rsakeyexchange=true is
+// WithRSAKeyExchange (go-mssqldb ignores it; a value that is not a boolean is an error). The certificate files are not read here but in a background
 // goroutine, and, if connections will verify the server's certificate against the system
 // roots, so is the system root pool; a connection that needs either waits for it, and a file
 // that cannot be loaded fails each such connection with a *CertificateFileError.
@@ -134,6 +142,15 @@ func newSettings(cfg msdsn.Config, files dsnFiles, o options) (*settings, error)
 		multiIP:    cfg.MultiSubnetFailover,
 
 		authenticator: cfg.Parameters["authenticator"],
+
+		dialTimeout: dialTimeout(cfg),
+		connTimeout: cfg.ConnTimeout,
+		port:        cfg.Port,
+		logger:      o.logger,
+	}
+	rsaKex, err := rsaKeyExchangeWanted(cfg, o)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Encryption == msdsn.EncryptionDisabled {
 		return s, nil // no TLS: load nothing
@@ -152,6 +169,9 @@ func newSettings(cfg msdsn.Config, files dsnFiles, o options) (*settings, error)
 	if cfg.Encryption == msdsn.EncryptionStrict {
 		s.tlsBase.NextProtos = []string{"tds/8.0"}
 	}
+	if rsaKex {
+		s.tlsBase.CipherSuites = withRSAKeyExchange(s.tlsBase.CipherSuites)
+	}
 	if o.tlsConfig == nil {
 		if files.certificate != "" {
 			s.file = newFilePoolLoad(files.certificate)
@@ -168,6 +188,18 @@ func newSettings(cfg msdsn.Config, files dsnFiles, o options) (*settings, error)
 		systemRoots.start()
 	}
 	return s, nil
+}
+
+// dialTimeout is the dial timeout go-mssqldb puts in the dial's context for cfg: DialTimeout,
+// 15 s per protocol when zero, none when negative.
+func dialTimeout(cfg msdsn.Config) time.Duration {
+	switch {
+	case cfg.DialTimeout < 0:
+		return 0
+	case cfg.DialTimeout == 0:
+		return time.Duration(15*len(driverConfig(cfg).Protocols)) * time.Second
+	}
+	return cfg.DialTimeout
 }
 
 // hostInCertHasColon reports whether the server name contains ':' (an IPv6 address, or a

@@ -31,29 +31,34 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil {
 		return nil, fmt.Errorf("mssqlbridge: dial %s: %w", addr, err)
 	}
+	tr := newTrace(ctx, d.s, addr)
 	slot := bindsChannel(d.s.authenticator)
 	if slot {
 		if err := acquireChannelSlot(ctx); err != nil {
 			return nil, err
 		}
 	}
-	raw, err := d.dialTCP(ctx, network, addr, host)
+	raw, err := d.dialTCP(ctx, network, addr, host, tr)
 	if err != nil {
 		if slot {
 			abandonChannelSlot()
 		}
-		return nil, err
+		return nil, tr.fail(ctx, err)
 	}
+	tr.connected(raw)
 	c := newConn(ctx, raw, d.s, host)
+	c.trace = tr
 	if slot {
 		holdChannelSlot(c) // freed by the provider's call, or when c fails or closes
 	}
 	if c.strict {
+		tr.start(PhaseHandshake)
 		if err := c.startStrict(ctx); err != nil {
 			releaseChannelSlot(c)
 			_ = raw.Close()
-			return nil, err
+			return nil, tr.fail(ctx, err)
 		}
+		tr.handshakeDone(c.tlsConn)
 	}
 	return c, nil
 }
@@ -72,10 +77,16 @@ func (d *dialer) base() mssql.Dialer {
 // dialer does: all at once when MultiSubnetFailover is on (go-mssqldb's default) and the name
 // has several, the first to connect winning; else one after another in the resolver's order,
 // each attempt bounded only by ctx, until one connects.
-func (d *dialer) dialTCP(ctx context.Context, network, addr, host string) (net.Conn, error) {
+// tr times the lookup and the connect.
+func (d *dialer) dialTCP(ctx context.Context, network, addr, host string, tr *connTrace) (net.Conn, error) {
 	if d.s.dialer != nil || net.ParseIP(host) != nil {
+		if d.s.dialer == nil {
+			tr.addr = addr
+		}
+		tr.start(PhaseTCP)
 		return d.dialOne(ctx, network, addr)
 	}
+	tr.start(PhaseLookup)
 	_, port, _ := net.SplitHostPort(addr)
 	lookup := d.s.lookup
 	if lookup == nil {
@@ -88,6 +99,7 @@ func (d *dialer) dialTCP(ctx context.Context, network, addr, host string) (net.C
 	if len(ips) == 0 {
 		return nil, fmt.Errorf("mssqlbridge: dial %s: no address for %q", addr, host)
 	}
+	tr.lookedUp(ips, port)
 	if len(ips) == 1 || !d.s.multiIP {
 		return d.dialSequential(ctx, network, ips, port)
 	}

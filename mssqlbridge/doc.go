@@ -90,6 +90,45 @@
 // (login-only: a LOGIN7 secret would lie past the encrypted first packet).
 // go-mssqldb returns them unchanged from Connect, db.Ping and the first query.
 //
+// A failed TLS handshake is diagnosed (tlserrors.go), with the facts and the remedy in the
+// message, as a type for errors.As that keeps the crypto/tls or x509 cause reachable:
+// *TLSVersionError (the server offers only TLS 1.0/1.1: tlsmin=1.0 sets MinVersion, at the
+// cost of deprecated protocols), *CipherSuiteError (handshake_failure, most likely no suite in
+// common: older servers speak only RSA key exchange, see WithRSAKeyExchange),
+// *HostnameMismatchError (the certificate's names, the name checked, whether the host came from
+// a routing redirect), *UnknownAuthorityError (subject and issuer; certificate= or
+// TrustServerCertificate), *CertificateValidityError (NotBefore/NotAfter against now), and
+// *CertificateParseError (a certificate crypto/tls cannot parse; a negative serial number needs
+// the process-wide GODEBUG x509negativeserial=1). The four certificate diagnoses wrap the
+// *CertificateError and match ErrCertificate.
+//
+// WithRSAKeyExchange (or rsakeyexchange=true in the DSN) lets one connector's connections use
+// RSA key exchange suites, listed in their own tls.Config.CipherSuites, instead of the
+// process-wide GODEBUG tlsrsakex=1. Off by default: RSA key exchange has no forward secrecy.
+//
+// Every failure of a connection attempt is a *ConnectError wrapping them: it names the host
+// dialed, the address, the phase that failed (ConnectPhase: lookup, TCP connect, PRELOGIN,
+// TLS handshake, LOGIN7 send), the time bound that ended it, if one did (the context's
+// deadline, the dial timeout or the connection timeout: each bounds every phase, whichever
+// ends first), and how long each phase took, for example
+//
+//	mssqlbridge: connect db.example.com:1433 (10.0.0.5): TLS handshake: no answer within 2s, the context deadline (lookup 1.0ms, tcp 0.4ms, prelogin 0.8ms)
+//
+// errors.Is and errors.As see through it to the sentinels and types above, the net.Error or
+// x509 error beneath, and context.DeadlineExceeded whenever a time bound ended the attempt.
+// A reply that is not TDS (an HTTP server on the port) says the peer is not a SQL Server and
+// shows the start of the reply; an encryption refusal says what the server answered and what
+// to change. go-mssqldb prefixes a dial error (not a PRELOGIN or handshake one) with "unable
+// to open tcp connection with host" when the DSN's host is an IP address.
+//
+// # Logging
+//
+// WithLogger gives connections an *slog.Logger: one event per phase of each attempt (host,
+// address, duration, the encryption values and mode, the TLS version and cipher suite), one
+// per failed attempt, per routing redirect followed and per idle connection found dead. No
+// event carries a password, token or key. Without the option nothing is logged and a phase
+// costs a nil check.
+//
 // # Differences from go-mssqldb's own TLS
 //
 //   - TLS inside PRELOGIN is capped at version 1.2 (SQL Server uses 1.3 only with TDS 8.0), as

@@ -26,8 +26,9 @@ var (
 	// (wrong packet type, truncated, a bad option table, no ENCRYPTION option, an ENCRYPTION
 	// value outside the negotiation table); the error says what was wrong.
 	ErrMalformedReply = errors.New("mssqlbridge: malformed PRELOGIN reply")
-	// ErrCertificate: the server's certificate did not verify. Returned as a
-	// *CertificateError, which names the host and wraps the cause.
+	// ErrCertificate: the server's certificate did not verify (or could not be parsed).
+	// Returned as a *CertificateError, which names the host and wraps the cause, itself
+	// wrapped by a diagnosis when one applies (see tlserrors.go).
 	ErrCertificate = errors.New("mssqlbridge: certificate verification failed")
 	// ErrCertificateFile: the DSN's certificate file could not be read or holds no
 	// certificate. Returned as a *CertificateFileError naming the file.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
+	"os"
 	"strings"
 
 	mssql "github.com/microsoft/go-mssqldb"
@@ -232,4 +234,62 @@ func ExampleRegisterChannelBindingProvider() {
 	if err := db.Ping(); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// WithLogger reports each phase of each connection: here a text handler keeps the phase
+// and what was negotiated, and leaves out what varies from run to run (times, addresses, the
+// cipher suite).
+func ExampleWithLogger() {
+	srv, err := tdstest.NewServer(tdstest.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	keep := map[string]bool{slog.MessageKey: true, "phase": true, "mode": true, "tls_version": true}
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		Level: slog.LevelDebug,
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if !keep[a.Key] {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	c, err := mssqlbridge.NewConnector(srv.DSN("encrypt=true", "certificate="+srv.CAFile()), mssqlbridge.WithLogger(logger))
+	if err != nil {
+		log.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	if err := db.Ping(); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// msg="mssqlbridge: TCP connect" phase=tcp
+	// msg="mssqlbridge: PRELOGIN" phase=prelogin mode=full
+	// msg="mssqlbridge: TLS handshake" phase=tls tls_version="TLS 1.2"
+	// msg="mssqlbridge: LOGIN7 send" phase=login7
+}
+
+// A failed connection is a *ConnectError naming the host, the phase that failed and how long
+// each phase took; the cause stays reachable with errors.Is and errors.As.
+func ExampleConnectError() {
+	srv, err := tdstest.NewServer(tdstest.Config{Encryption: tdstest.EncryptNotSup})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	db, err := sql.Open(mssqlbridge.DriverName, srv.DSN("encrypt=true"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Ping()
+	var ce *mssqlbridge.ConnectError
+	if errors.As(err, &ce) {
+		fmt.Println(ce.Phase, ce.Host == srv.Addr, errors.Is(err, mssqlbridge.ErrServerNoEncryption))
+	}
+	// Output: PRELOGIN true true
 }

@@ -40,7 +40,12 @@ func (c *conn) negotiate(p []byte) (err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	c.trace.start(PhasePrelogin)
 	defer func() {
+		if err != nil {
+			err = c.trace.fail(ctx, err)
+			c.trace = nil
+		}
 		if err != nil && !c.transition(stateFailed, err) {
 			err = errClosed // Close won the race
 		}
@@ -73,6 +78,7 @@ func (c *conn) negotiate(p []byte) (err error) {
 	if err != nil {
 		return err
 	}
+	c.trace.negotiated(c.strict, c.tlsConn)
 	c.pending = reply
 	next := statePlain
 	switch outcome {
@@ -96,7 +102,7 @@ func (c *conn) startStrict(ctx context.Context) error {
 	}
 	b, tc := bridge.Client(c.raw, cfg, true, bridge.Options{Direct: true})
 	if err := tc.HandshakeContext(ctx); err != nil {
-		return handshakeError(cfg.ServerName, c.host, err)
+		return handshakeError(c.handshakeFacts(cfg, true), err)
 	}
 	c.bridge = b
 	c.tlsConn = tc
@@ -160,6 +166,7 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 	if err != nil {
 		return 0, nil, negotiationError(err)
 	}
+	c.trace.preloginDone(sent, got, outcome)
 
 	if outcome == prelogin.OutcomeNone {
 		b := bridge.New(c.raw, bridge.Options{Role: bridge.RoleClient})
@@ -173,6 +180,7 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 		return outcome, reply, nil
 	}
 
+	c.trace.start(PhaseHandshake)
 	cfg, err := c.settings.clientTLSConfig(ctx, c.host)
 	if err != nil {
 		return 0, nil, err
@@ -184,7 +192,7 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 	c.bridge = b
 	c.target.Store(&connRef{b})
 	if err := tc.Handshake(); err != nil {
-		return 0, nil, handshakeError(cfg.ServerName, c.host, err)
+		return 0, nil, handshakeError(c.handshakeFacts(cfg, allow13), err)
 	}
 	if err := b.StartPassthrough(); err != nil {
 		return 0, nil, fmt.Errorf("mssqlbridge: TLS handshake: %w", err)
@@ -278,15 +286,12 @@ func negotiationError(err error) error {
 	return fmt.Errorf("%w: %w", ErrMalformedReply, err)
 }
 
-// handshakeError wraps a TLS handshake error, as a *CertificateError when the certificate did
-// not verify.
-func handshakeError(serverName, host string, err error) error {
-	name := serverName
-	if name == "" {
-		name = host
+// handshakeError wraps a TLS handshake error: as one of the diagnoses of tlserrors.go when
+// its cause is recognized (a certificate failure is a *CertificateError, wrapped by a
+// diagnosis or not), else with the host dialed.
+func handshakeError(f handshakeFacts, err error) error {
+	if derr := diagnoseHandshake(f, err); derr != nil {
+		return derr
 	}
-	if cerr := asCertificateError(name, err); cerr != err {
-		return cerr
-	}
-	return fmt.Errorf("mssqlbridge: TLS handshake with %s: %w", host, err)
+	return fmt.Errorf("mssqlbridge: TLS handshake with %s: %w", f.dialed, err)
 }

@@ -2,6 +2,7 @@ package mssqlbridge
 
 import (
 	"crypto/tls"
+	"log/slog"
 
 	mssql "github.com/microsoft/go-mssqldb"
 )
@@ -10,8 +11,10 @@ import (
 type Option func(*options)
 
 type options struct {
-	tlsConfig *tls.Config
-	dialer    mssql.Dialer
+	tlsConfig      *tls.Config
+	dialer         mssql.Dialer
+	rsaKeyExchange bool // WithRSAKeyExchange
+	logger         *slog.Logger
 }
 
 // collectOptions applies opts, in order, to a zero options value.

@@ -253,7 +253,8 @@ func TestServerFaults(t *testing.T) {
 				t.Fatal("connection succeeded")
 			}
 			if tc.wantErr == errHandshake {
-				if !strings.Contains(err.Error(), "mssqlbridge: TLS handshake with 127.0.0.1") {
+				var ce *ConnectError
+				if !errors.As(err, &ce) || ce.Phase != PhaseHandshake || !strings.Contains(err.Error(), "mssqlbridge: connect 127.0.0.1:") {
 					t.Fatalf("got %v, want a TLS handshake error naming the host", err)
 				}
 			} else if !errors.Is(err, tc.wantErr) {

@@ -109,17 +109,17 @@ func TestFaultMatrixConnector(t *testing.T) {
 			name:   "close-mid-reply",
 			script: afterPrelogin(func(c net.Conn) { _, _ = c.Write(wiretest.PreloginReply(prelogin.EncryptOn)[:20]) }),
 			is:     []error{io.ErrUnexpectedEOF},
-			msgs:   []string{"mssqlbridge: read PRELOGIN reply: server closed the connection"},
+			msgs:   []string{"PRELOGIN: read PRELOGIN reply: server closed the connection"},
 		},
 		{
 			name:   "alert-after-reply",
 			script: afterPrelogin(write(wiretest.PreloginReply(prelogin.EncryptOn), wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, []byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28}, 0))),
-			msgs:   []string{"mssqlbridge: TLS handshake with 127.0.0.1", "remote error: tls: handshake failure"},
+			msgs:   []string{"mssqlbridge: connect 127.0.0.1:", "TLS handshake: ", "remote error: tls: handshake failure"},
 		},
 		{
 			name:   "plaintext-instead-of-handshake",
 			script: afterPrelogin(write(wiretest.PreloginReply(prelogin.EncryptOn), wiretest.Packet(tds.TypeTabularResult, tds.StatusEOM, []byte{0xFD, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}, 0))),
-			msgs:   []string{"mssqlbridge: TLS handshake with 127.0.0.1", "tls: "},
+			msgs:   []string{"mssqlbridge: connect 127.0.0.1:", "TLS handshake: ", "tls: "},
 		},
 		{
 			name:   "silent-after-reply-dial-timeout",

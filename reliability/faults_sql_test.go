@@ -47,13 +47,13 @@ func TestFaultMatrixSQL(t *testing.T) {
 			name:   "close-before-prelogin-reply",
 			faults: tdstest.Faults{At: tdstest.PhasePrelogin, Action: tdstest.ActionClose},
 			is:     []error{io.EOF},
-			msgs:   []string{"mssqlbridge: read PRELOGIN reply: server closed the connection"},
+			msgs:   []string{"PRELOGIN: read PRELOGIN reply: server closed the connection"},
 		},
 		{
 			name:   "reset-before-prelogin-reply",
 			faults: tdstest.Faults{At: tdstest.PhasePrelogin, Action: tdstest.ActionReset},
 			is:     []error{syscall.ECONNRESET},
-			msgs:   []string{"mssqlbridge: read PRELOGIN reply", "connection reset by peer"},
+			msgs:   []string{"PRELOGIN: read PRELOGIN reply", "connection reset by peer"},
 		},
 		{
 			// tdstest closes before reading the client's ClientHello: if it has arrived,
@@ -226,7 +226,7 @@ func TestFaultMatrixSQL(t *testing.T) {
 				if m.Name == "strict" && tt.faults.At == tdstest.PhaseHandshake && tt.ctxTO == 0 {
 					// In strict mode tdstest has no packet to mutate before its first TLS
 					// write: every handshake fault closes the connection instead.
-					is, msgs = nil, []string{"mssqlbridge: TLS handshake with 127.0.0.1"}
+					is, msgs = nil, []string{"mssqlbridge: connect 127.0.0.1:", "TLS handshake: "}
 				}
 				checkErr(t, err, is, msgs...)
 				if tt.check != nil {

@@ -120,6 +120,10 @@ func decodeBulkLoad(w *wireReader, target *bulkTarget) (bulkResult, error) {
 		if err != nil {
 			return res, fmt.Errorf("tdstest: BULK_LOAD COLMETADATA column %d: %w", i+1, err)
 		}
+		if ti.Type.isLong() {
+			// Their COLMETADATA carries a TableName, and tdstest tables hold no such columns.
+			return res, fmt.Errorf("tdstest: BULK_LOAD COLMETADATA column %d at offset %d is %s: text, ntext and image columns are not supported", i+1, at, ti.decl())
+		}
 		name, err := w.bVarChar()
 		if err != nil {
 			return res, fmt.Errorf("tdstest: BULK_LOAD COLMETADATA column %d: %w", i+1, err)

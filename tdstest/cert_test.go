@@ -5,6 +5,8 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -66,4 +68,49 @@ func TestCertBundle(t *testing.T) {
 	if CertKind(9).String() != "CertKind(9)" {
 		t.Error(CertKind(9).String())
 	}
+}
+
+// TestCertBundleFailures: each certificate kind made to fail verification fails it, for a
+// client that trusts the bundle's CA, with the x509 error of its kind.
+func TestCertBundleFailures(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		kind CertKind
+		want func(error) bool
+	}{
+		{CertWrongName, func(err error) bool { var e x509.HostnameError; return errors.As(err, &e) }},
+		{CertUnknownCA, func(err error) bool { var e x509.UnknownAuthorityError; return errors.As(err, &e) }},
+		{CertExpired, isExpired},
+		{CertNotYetValid, isExpired},
+	} {
+		t.Run(tc.kind.String(), func(t *testing.T) {
+			b, err := newCertBundle(tc.kind, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			roots := x509.NewCertPool()
+			roots.AddCert(b.ca)
+			_, err = b.leaf.Verify(x509.VerifyOptions{DNSName: "localhost", Roots: roots})
+			if !tc.want(err) {
+				t.Fatalf("verify: %v", err)
+			}
+			t.Log(err)
+		})
+	}
+	b, err := newCertBundle(CertNegativeSerial, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.leaf != nil || b.ca != nil {
+		t.Fatal("CertNegativeSerial bundle has a parsed certificate")
+	}
+	blk, _ := pem.Decode(b.caPEM())
+	if _, err := x509.ParseCertificate(blk.Bytes); err == nil || !strings.Contains(err.Error(), "negative serial") {
+		t.Fatalf("parse CertNegativeSerial: %v, want the negative serial error", err)
+	}
+}
+
+func isExpired(err error) bool {
+	var e x509.CertificateInvalidError
+	return errors.As(err, &e) && e.Reason == x509.Expired
 }

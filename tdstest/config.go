@@ -1,8 +1,10 @@
 package tdstest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
+	"slices"
 )
 
 // Defaults of Config.
@@ -36,9 +38,25 @@ type Config struct {
 	// connection. The client is expected to log in again at host:port (go-mssqldb does, and
 	// checks the certificate against host unless hostNameInCertificate is set).
 	RouteTo string
-	// Cert selects the server certificate (made at Start): CertECDSA (default), CertRSA2048 or
-	// CertLargeChain (a chain of more than 4096 bytes).
+	// Cert selects the server certificate (made at Start): CertECDSA (default), CertRSA2048,
+	// CertLargeChain (a chain of more than 4096 bytes), or one that a client fails to verify
+	// even when it trusts CAFile: CertWrongName, CertUnknownCA, CertExpired, CertNotYetValid,
+	// CertNegativeSerial.
 	Cert CertKind
+	// MinTLSVersion and MaxTLSVersion bound the TLS versions the server accepts
+	// (tls.VersionTLS10 ... tls.VersionTLS13), as the server's tls.Config MinVersion and
+	// MaxVersion. 0 means the defaults: at least TLS 1.2; at most TLS 1.2 inside PRELOGIN (as
+	// SQL Server) and TLS 1.3 in strict mode. Both set to tls.VersionTLS10 make a server that,
+	// like an unpatched older SQL Server, speaks only TLS 1.0: a Go client with its default
+	// minimum (TLS 1.2) fails, one with tlsmin=1.0 connects.
+	MinTLSVersion, MaxTLSVersion uint16
+	// CipherSuites, when not nil, is the server's list of TLS 1.0-1.2 cipher suites, used as
+	// given (tls.Config.CipherSuites; TLS 1.3 suites are not configurable). For example
+	// []uint16{tls.TLS_RSA_WITH_AES_128_GCM_SHA256} with Cert CertRSA2048 makes a server that
+	// speaks only RSA key exchange, as older SQL Server versions on older Windows do: a Go
+	// client, which leaves RSA key exchange out by default, fails with a handshake_failure
+	// alert. Every ID must be a suite crypto/tls implements. nil means Go's defaults.
+	CipherSuites []uint16
 	// RecordSize, when positive, makes the server write TLS records of exactly RecordSize bytes
 	// of plaintext, regardless of TDS packet boundaries; the last record of each message carries
 	// the remainder. 0 means one record per TDS packet, like SQL Server. At most 16384.
@@ -90,8 +108,47 @@ func (c *Config) validate() error {
 			return err
 		}
 	}
-	if c.Cert > CertLargeChain {
+	for _, v := range []uint16{c.MinTLSVersion, c.MaxTLSVersion} {
+		if v != 0 && (v < tls.VersionTLS10 || v > tls.VersionTLS13) {
+			return fmt.Errorf("tdstest: Config TLS version %#04x: want tls.VersionTLS10..tls.VersionTLS13 or 0", v)
+		}
+	}
+	if c.MinTLSVersion != 0 && c.MaxTLSVersion != 0 && c.MinTLSVersion > c.MaxTLSVersion {
+		return fmt.Errorf("tdstest: Config.MinTLSVersion %s is above MaxTLSVersion %s",
+			tls.VersionName(c.MinTLSVersion), tls.VersionName(c.MaxTLSVersion))
+	}
+	for _, id := range c.CipherSuites {
+		if !knownCipherSuite(id) {
+			return fmt.Errorf("tdstest: Config.CipherSuites: %#04x is not a suite crypto/tls implements", id)
+		}
+	}
+	if c.Cert > CertNegativeSerial {
 		return fmt.Errorf("tdstest: Config.Cert: unknown %v", c.Cert)
 	}
 	return c.Faults.validate()
+}
+
+// serverTLS returns the server's base tls.Config for cert: the version bounds and cipher
+// suites of c (the bridge caps the version at TLS 1.2 inside PRELOGIN).
+func (c *Config) serverTLS(cert tls.Certificate) *tls.Config {
+	minVersion := c.MinTLSVersion
+	if minVersion == 0 {
+		minVersion = tls.VersionTLS12
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		MinVersion:   minVersion,
+		MaxVersion:   c.MaxTLSVersion,
+		CipherSuites: slices.Clone(c.CipherSuites),
+	}
+}
+
+// knownCipherSuite reports whether crypto/tls implements the suite id.
+func knownCipherSuite(id uint16) bool {
+	for _, cs := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		if cs.ID == id {
+			return true
+		}
+	}
+	return false
 }

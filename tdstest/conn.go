@@ -96,6 +96,8 @@ type conn struct {
 	tdsVersion uint32
 	database   string // current database (USE changes it)
 	loginDB    string // database after login, restored by RESETCONNECTION
+	user       string // LOGIN7 UserName, HostName and AppName
+	host, app  string
 	resetAck   bool   // a RESETCONNECTION awaits its ENVCHANGE in the next response
 	tranID     uint64 // descriptor of the open transaction; 0: none
 	lastTranID uint64 // last descriptor handed out
@@ -113,6 +115,10 @@ type conn struct {
 	inProc  bool                  // statements run inside sp_executesql (DONEINPROC)
 	tables  map[string]*tempTable // temporary tables by lower-case #name
 	bulk    *bulkTarget           // set by INSERT BULK for the next request (BULK_LOAD)
+	// prepared holds the statements of sp_prepexec by handle (1, 2, ... per connection, the
+	// last in lastHandle); they live as long as the connection.
+	prepared   map[int32]preparedStmt
+	lastHandle int32
 	// resetRequest: the current request reset the session; its transaction descriptor may
 	// name the transaction the reset ended.
 	resetRequest bool
@@ -367,6 +373,11 @@ func (c *conn) handshake() (connState, error) {
 	}
 	c.b, c.tc = bridge.Server(c.sock, c.srv.serverTLS, false, bridge.Options{})
 	if err := c.tc.Handshake(); err != nil {
+		// crypto/tls wrote its alert (protocol_version, handshake_failure, ...) into the
+		// bridge's pending flight, which the bridge sends only when the TLS layer reads next or
+		// the handshake mode ends. End it, so that the alert reaches the client in a PRELOGIN
+		// message, as SQL Server sends it, instead of a bare close.
+		_ = c.b.StartPassthrough()
 		return stateDone, fmt.Errorf("TLS handshake inside PRELOGIN: %w", err)
 	}
 	if err := c.b.StartPassthrough(); err != nil {
@@ -497,6 +508,10 @@ func (c *conn) login() (connState, error) {
 		c.database = l.Database
 	}
 	c.loginDB = c.database
+	c.user, c.host, c.app = l.UserName, l.HostName, l.AppName
+	if l.FedAuth != nil {
+		c.user = tokenPrincipal
+	}
 	size := int(l.PacketSize)
 	if size == 0 {
 		size = tds.DefaultPacketSize

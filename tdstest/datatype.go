@@ -40,6 +40,20 @@ const (
 	dtBigChar        dataType = 0xAF
 	dtNVarChar       dataType = 0xE7
 	dtNChar          dataType = 0xEF
+
+	// Legacy forms (MS-TDS 2.2.5.4) that drivers still send in RPC parameters: the BYTELEN
+	// character, binary and decimal types of TDS 4.2 and the LONGLEN text types.
+	dtImage     dataType = 0x22
+	dtText      dataType = 0x23
+	dtVarBinary dataType = 0x25
+	dtVarChar   dataType = 0x27
+	dtBinary    dataType = 0x2D
+	dtChar      dataType = 0x2F
+	dtDecimal   dataType = 0x37
+	dtNumeric   dataType = 0x3F
+	dtNText     dataType = 0x63
+	// dtVariant is sql_variant, written in results (SERVERPROPERTY) only.
+	dtVariant dataType = 0x62
 )
 
 var dataTypeNames = map[dataType]string{
@@ -51,6 +65,9 @@ var dataTypeNames = map[dataType]string{
 	dtNumericN: "NUMERICNTYPE", dtFltN: "FLTNTYPE", dtMoneyN: "MONEYNTYPE", dtDateTimeN: "DATETIMNTYPE",
 	dtBigVarBinary: "BIGVARBINARYTYPE", dtBigVarChar: "BIGVARCHARTYPE", dtBigBinary: "BIGBINARYTYPE",
 	dtBigChar: "BIGCHARTYPE", dtNVarChar: "NVARCHARTYPE", dtNChar: "NCHARTYPE",
+	dtImage: "IMAGETYPE", dtText: "TEXTTYPE", dtVarBinary: "VARBINARYTYPE", dtVarChar: "VARCHARTYPE",
+	dtBinary: "BINARYTYPE", dtChar: "CHARTYPE", dtDecimal: "DECIMALTYPE", dtNumeric: "NUMERICTYPE",
+	dtNText: "NTEXTTYPE", dtVariant: "SSVARIANTTYPE",
 }
 
 func (t dataType) String() string {
@@ -88,7 +105,15 @@ type typeInfo struct {
 	Size      int
 	Prec      uint8   // DECIMALN, NUMERICN
 	Scale     uint8   // DECIMALN, NUMERICN, TIMEN, DATETIME2N, DATETIMEOFFSETN
-	Collation [5]byte // BIGVARCHAR, BIGCHAR, NVARCHAR, NCHAR
+	Collation [5]byte // BIGVARCHAR, BIGCHAR, NVARCHAR, NCHAR, TEXT, NTEXT
+}
+
+// maxLongLen is the largest LONGLEN of the text types (MS-TDS 2.2.5.4.3: 0 to 2 GB).
+const maxLongLen = 0x7FFFFFFF
+
+// isLong reports whether the type is a LONGLEN type (text, ntext, image, sql_variant).
+func (t dataType) isLong() bool {
+	return t == dtText || t == dtNText || t == dtImage || t == dtVariant
 }
 
 // isPLP reports whether values travel as PLP (the (max) types, MS-TDS 2.2.5.2.3).
@@ -108,6 +133,7 @@ const (
 	lenByte                  // BYTELEN, 0 = NULL
 	lenUShort                // USHORTLEN, 0xFFFF = NULL
 	lenPLP                   // PLP
+	lenLong                  // LONGLEN, 0xFFFFFFFF = NULL (in results see appendValue)
 )
 
 func (ti typeInfo) lenKind() lenKind {
@@ -116,6 +142,8 @@ func (ti typeInfo) lenKind() lenKind {
 		return lenFixed
 	case ti.isPLP():
 		return lenPLP
+	case ti.Type.isLong():
+		return lenLong
 	}
 	switch ti.Type {
 	case dtBigVarBinary, dtBigVarChar, dtBigBinary, dtBigChar, dtNVarChar, dtNChar:
@@ -139,6 +167,18 @@ func (ti typeInfo) nullable() typeInfo {
 		n.Type = dtMoneyN
 	case dtDateTime, dtDateTime4:
 		n.Type = dtDateTimeN
+	case dtDecimal:
+		n.Type = dtDecimalN
+	case dtNumeric:
+		n.Type = dtNumericN
+	case dtChar, dtVarChar:
+		// The legacy character types carry no collation: the server's applies.
+		n.Type = map[dataType]dataType{dtChar: dtBigChar, dtVarChar: dtBigVarChar}[ti.Type]
+		n.Collation = serverCollation
+	case dtBinary:
+		n.Type = dtBigBinary
+	case dtVarBinary:
+		n.Type = dtBigVarBinary
 	}
 	return n
 }
@@ -178,8 +218,10 @@ func (ti typeInfo) valueSizes() (lo, hi int) {
 		return timeBytes(ti.Scale) + 3, timeBytes(ti.Scale) + 3
 	case dtDateTimeOffset:
 		return timeBytes(ti.Scale) + 5, timeBytes(ti.Scale) + 5
-	case dtDecimalN, dtNumericN:
+	case dtDecimalN, dtNumericN, dtDecimal, dtNumeric:
 		return 5, ti.Size
+	case dtChar, dtVarChar, dtBinary, dtVarBinary:
+		return 1, ti.Size
 	case dtGUID:
 		return 16, 16
 	}
@@ -246,9 +288,9 @@ func (ti typeInfo) decl() string {
 		return fmt.Sprintf("datetime2(%d)", ti.Scale)
 	case dtDateTimeOffset:
 		return fmt.Sprintf("datetimeoffset(%d)", ti.Scale)
-	case dtDecimalN:
+	case dtDecimalN, dtDecimal:
 		return fmt.Sprintf("decimal(%d,%d)", ti.Prec, ti.Scale)
-	case dtNumericN:
+	case dtNumericN, dtNumeric:
 		return fmt.Sprintf("numeric(%d,%d)", ti.Prec, ti.Scale)
 	case dtBigVarBinary:
 		return "varbinary(" + size(1) + ")"
@@ -262,6 +304,22 @@ func (ti typeInfo) decl() string {
 		return "nvarchar(" + size(2) + ")"
 	case dtNChar:
 		return "nchar(" + size(2) + ")"
+	case dtVarBinary:
+		return "varbinary(" + size(1) + ")"
+	case dtBinary:
+		return "binary(" + size(1) + ")"
+	case dtVarChar:
+		return "varchar(" + size(1) + ")"
+	case dtChar:
+		return "char(" + size(1) + ")"
+	case dtText:
+		return "text"
+	case dtNText:
+		return "ntext"
+	case dtImage:
+		return "image"
+	case dtVariant:
+		return "sql_variant"
 	}
 	return ti.Type.String()
 }
@@ -295,7 +353,7 @@ func readTypeInfo(r *wireReader) (typeInfo, error) {
 		}
 		ti.Scale = s
 		return ti, nil
-	case dtGUID, dtIntN, dtBitN, dtFltN, dtMoneyN, dtDateTimeN, dtDecimalN, dtNumericN:
+	case dtGUID, dtIntN, dtBitN, dtFltN, dtMoneyN, dtDateTimeN, dtDecimalN, dtNumericN, dtDecimal, dtNumeric:
 		n, err := r.byte()
 		if err != nil {
 			return bad("%v", err)
@@ -310,11 +368,13 @@ func readTypeInfo(r *wireReader) (typeInfo, error) {
 			dtDateTimeN: func(n int) bool { return n == 4 || n == 8 },
 			dtDecimalN:  func(n int) bool { return n == 5 || n == 9 || n == 13 || n == 17 },
 			dtNumericN:  func(n int) bool { return n == 5 || n == 9 || n == 13 || n == 17 },
+			dtDecimal:   func(n int) bool { return n == 5 || n == 9 || n == 13 || n == 17 },
+			dtNumeric:   func(n int) bool { return n == 5 || n == 9 || n == 13 || n == 17 },
 		}[ti.Type]
 		if !ok(ti.Size) {
 			return bad("length %d not valid for the type", ti.Size)
 		}
-		if ti.Type == dtDecimalN || ti.Type == dtNumericN {
+		if ti.Type == dtDecimalN || ti.Type == dtNumericN || ti.Type == dtDecimal || ti.Type == dtNumeric {
 			p, err := r.byte()
 			if err != nil {
 				return bad("%v", err)
@@ -354,6 +414,32 @@ func readTypeInfo(r *wireReader) (typeInfo, error) {
 			copy(ti.Collation[:], c)
 		}
 		return ti, nil
+	case dtChar, dtVarChar, dtBinary, dtVarBinary:
+		// BYTELEN maximum length, no collation (MS-TDS 2.2.5.6: COLLATION is for the BIG and
+		// N types and text/ntext only).
+		n, err := r.byte()
+		if err != nil {
+			return bad("%v", err)
+		}
+		ti.Size = int(n)
+		return ti, nil
+	case dtText, dtNText, dtImage:
+		n, err := r.uint32()
+		if err != nil {
+			return bad("%v", err)
+		}
+		if n > maxLongLen {
+			return bad("length %d, want at most %d", n, maxLongLen)
+		}
+		ti.Size = int(n)
+		if ti.Type != dtImage {
+			c, err := r.bytes(5)
+			if err != nil {
+				return bad("collation: %v", err)
+			}
+			copy(ti.Collation[:], c)
+		}
+		return ti, nil
 	}
 	return bad("data type 0x%02X is not supported by tdstest", b)
 }
@@ -366,8 +452,15 @@ func appendTypeInfo(dst []byte, ti typeInfo) []byte {
 		return append(dst, ti.Scale)
 	case dtGUID, dtIntN, dtBitN, dtFltN, dtMoneyN, dtDateTimeN:
 		return append(dst, byte(ti.Size))
-	case dtDecimalN, dtNumericN:
+	case dtDecimalN, dtNumericN, dtDecimal, dtNumeric:
 		return append(dst, byte(ti.Size), ti.Prec, ti.Scale)
+	case dtChar, dtVarChar, dtBinary, dtVarBinary:
+		return append(dst, byte(ti.Size))
+	case dtImage, dtVariant:
+		return binary.LittleEndian.AppendUint32(dst, uint32(ti.Size))
+	case dtText, dtNText:
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(ti.Size))
+		return append(dst, ti.Collation[:]...)
 	case dtBigVarBinary, dtBigBinary:
 		return binary.LittleEndian.AppendUint16(dst, uint16(ti.Size))
 	case dtBigVarChar, dtBigChar, dtNVarChar, dtNChar:

@@ -299,9 +299,14 @@ func FuzzParseRPC(f *testing.F) {
 	f.Add(executeSQLMessage("SELECT @p1", false, 0, echoParams[:3]))
 	f.Add(executeSQLMessage("SELECT @p1, @p2", true, 1, echoParams[10:14]))
 	f.Add(executeSQLMessage(SeriesQuery, false, 0, echoParams[4:5]))
+	f.Add(executeSQLMessage("SELECT @p1, @p2, @p3, @p4, @p5", false, 0, legacyParams))
+	f.Add(procMessage(procIDPrepExec, intParam(rpcParamByRef, 0, true), ntextParam("@P1 INT"), ntextParam("SELECT @P1"), intParam(0, 42, false)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		req, err := parseRPC(b, 1<<20)
 		if err != nil {
+			if !strings.HasPrefix(err.Error(), "RPC: ") {
+				t.Fatalf("error without the RPC: prefix: %v", err)
+			}
 			return
 		}
 		var n int64
@@ -313,6 +318,12 @@ func FuzzParseRPC(f *testing.F) {
 		}
 		if text, vars, err := executeSQLArgs(req); err == nil {
 			_, _ = parseStatements(text, sessionInfo{}, vars)
+		}
+		if len(req.Params) >= 3 { // as sp_prepexec: @handle, @params, @stmt, values
+			p := preparedStmt{params: req.Params[1], stmt: req.Params[2]}
+			if text, vars, err := executeSQLArgs(p.request(req.Params[3:])); err == nil {
+				_, _ = parseStatements(text, sessionInfo{}, vars)
+			}
 		}
 	})
 }

@@ -11,16 +11,39 @@
 // Keywords and identifiers are case-insensitive; whitespace and comments are free. A request may
 // be a SQL batch (packet type 0x01) or an RPC (0x03) calling sp_executesql, by ProcID 10 or by
 // name, whose statement may use the parameters declared in its @params (named or positional).
+// The prepared-statement procedures of ODBC drivers are answered too: sp_prepexec (ProcID 13:
+// @handle int OUTPUT, @params, @stmt, values) runs its statement and returns the handle in a
+// RETURNVALUE token after RETURNSTATUS, sp_execute (12: @handle, values) runs it again,
+// sp_unprepare (15) forgets it; an unknown handle gets SQL Server's error 8179. @stmt and @params
+// may be ntext, nchar or nvarchar, as SQL Server takes them.
 // Parameters may be of these types, NULL included: bit, tinyint, smallint, int, bigint (INTN or
 // the fixed types), decimal/numeric, real/float, money, datetime, nvarchar/varchar/nchar/char
 // including (max) (PLP), varbinary/binary including (max), date, time, datetime2,
-// datetimeoffset, uniqueidentifier; go-mssqldb's nil (NULLTYPE) takes the type declared in
-// @params. Statements, several per request allowed:
+// datetimeoffset, uniqueidentifier, and the legacy TYPE_INFO forms of MS-TDS 2.2.5.4 that drivers
+// still send: text, ntext and image (LONGLEN, the value a 4-byte length and the data), and the
+// BYTELEN CHARTYPE, VARCHARTYPE, BINARYTYPE, VARBINARYTYPE, DECIMALTYPE and NUMERICTYPE (echoed
+// as their BIG, N or ...N types, as SQL Server returns such variables); go-mssqldb's nil
+// (NULLTYPE) takes the type declared in @params. Statements, several per request allowed, each
+// with its own result or DONE:
 //
-//   - SELECT <item>, ...: one row. An item is an integer literal, N'<text>', @@SPID, @@VERSION,
-//     @@SERVERNAME, @@TRANCOUNT, @@MICROSOFTVERSION, DB_NAME(), a parameter @name (returned as sent:
-//     its TYPE_INFO, nullable, and its value byte for byte; column names empty, as SQL Server
+//   - SELECT <item>, ...: one row. An item is an integer literal, N'<text>', a parameter @name
+//     (returned as sent: its TYPE_INFO, nullable, and its value byte for byte, text, ntext and
+//     image with the text pointer and timestamp of a ROW; column names empty, as SQL Server
 //     gives them), DATALENGTH(@name) (bigint for (max) types, int otherwise, NULL for NULL),
+//     one of the @@ variables and system functions drivers and tools read on connect, with SQL
+//     Server's types: @@SPID (smallint, the SPID of the packet headers), @@TRANCOUNT (int),
+//     @@MAX_PRECISION (tinyint 38), @@DATEFIRST (tinyint 7), @@LANGID (smallint 0),
+//     @@LOCK_TIMEOUT (int -1), @@MICROSOFTVERSION (int), @@VERSION (nvarchar(300)),
+//     @@SERVERNAME, @@SERVICENAME, @@LANGUAGE ('us_english'), DB_NAME() (the database as USE
+//     changed it), SUSER_SNAME(), SUSER_NAME() and SYSTEM_USER (the login's user name),
+//     USER_NAME(), SCHEMA_NAME(), CURRENT_USER, SESSION_USER and USER ('dbo'), HOST_NAME() and
+//     APP_NAME() (from LOGIN7), all sysname (nvarchar(128)) but @@VERSION;
+//     SERVERPROPERTY('<name>') (sql_variant: ProductVersion '16.0.1000.6' as LOGINACK and
+//     @@VERSION say, ProductMajorVersion, ProductMinorVersion, ProductBuild, ProductLevel 'RTM',
+//     Edition 'Developer Edition (64-bit)', EngineEdition int 3, ServerName, MachineName,
+//     Collation, IsClustered and similar int 0; NULL for any other name, as SQL Server answers
+//     an unknown property), CAST(SERVERPROPERTY('<name>') AS int | sysname | varchar[(n)] |
+//     nvarchar[(n)]),
 //     REPLICATE(CAST(N'<s>' AS nvarchar(max)), <n>) or
 //     CAST(REPLICATE(CAST('<s>' AS varchar(max)), <n>) AS varbinary(max)); an item may have an
 //     alias ([AS] name).
@@ -30,7 +53,8 @@
 //     NULL bounds, a step, and more than 10,000,000 rows get a clear error.
 //   - WideRowsQuery: the same series as wide rows (id int, name nvarchar(50), ts datetime2(7),
 //     amount decimal(18,4), flag bit, all nullable as CASTs are in SQL Server's metadata).
-//   - CREATE TABLE #name (column type [NULL | NOT NULL], ...) with the parameter types above,
+//   - CREATE TABLE #name (column type [NULL | NOT NULL], ...) with the parameter types above
+//     but text, ntext and image,
 //     DROP TABLE [IF EXISTS] #name, and bulk load into it as go-mssqldb's CopyIn does it:
 //     SET FMTONLY ON, SELECT * FROM #name (COLMETADATA only), SET FMTONLY OFF, INSERT BULK #name
 //     (column type, ...) [WITH (...)], then a BULK_LOAD message (0x07: COLMETADATA, ROW tokens,
@@ -50,6 +74,11 @@
 //     ENVCHANGE tokens 8, 9 and 10. A request whose ALL_HEADERS names another transaction than the
 //     open one is refused.
 //   - WAITFOR DELAY 'hh:mm[:ss[.fff]]'.
+//   - [EXEC] sp_datatype_info_100 <ODBC type> [, <ODBC version>] (and sp_datatype_info), which ODBC
+//     drivers send for SQLGetTypeInfo: SQL Server's rows (20 columns) for bigint, varbinary,
+//     nvarchar, sysname, int, varchar, datetime, smalldatetime and datetime2 (ODBC types -5, -3,
+//     -9, 4, 12, 93; 0 for all), as a procedure's result (DONEINPROC, RETURNSTATUS, DONEPROC).
+//     pyodbc sizes its parameters by this answer.
 //
 // A request other than a bulk load is at most 4 MiB; a bulk load is decoded as it arrives, in
 // constant memory. A result streams to its end: an ATTENTION that arrives meanwhile is answered
@@ -122,10 +151,14 @@
 //
 // The package's tests run real clients against the server besides go-mssqldb (with its own TLS
 // and bridged through mssqlbridge): FreeTDS tsql (Debian freetds-bin), tedious (npm, in
-// testdata/node) and pytds (Debian python3-tds, python3-openssl). Besides queries, typed
+// testdata/node), pytds (Debian python3-tds, python3-openssl) and pyodbc over FreeTDS's ODBC
+// driver (Debian python3-pyodbc, tdsodbc, unixodbc; the driver named by path and configured by a
+// freetds.conf of the test's own, so no system file is touched). Besides queries, typed
 // parameters and many-row results, tedious and pytds upload a 1 MiB varbinary(max) parameter and
 // bulk load a temporary table with their own encoders (tedious inside a transaction begun and
-// committed with transaction manager requests); go-mssqldb's CopyIn is proven in its own tests.
+// committed with transaction manager requests); pyodbc uploads 1 MiB through sp_prepexec and
+// commits the transaction FreeTDS keeps open with autocommit off; go-mssqldb's CopyIn is proven
+// in its own tests. The README has the table of clients and encryption modes.
 // A missing client skips its suite with a message naming the client and how to install it; with
 // the environment variable TDSBRIDGE_REQUIRE_CLIENTS=1 a missing client fails the test instead,
 // so that a run cannot pass without those proofs.

@@ -11,7 +11,8 @@ import (
 // maxRPCValue bounds one (max) parameter; the request as a whole is bounded by maxRequestMessage.
 const maxRPCValue = maxRequestMessage
 
-// rpc answers an RPC request: sp_executesql runs its statement with its parameters; other
+// rpc answers an RPC request: sp_executesql runs its statement with its parameters, and so do
+// sp_prepexec and sp_execute (prepared.go); sp_unprepare forgets a prepared statement; other
 // procedures get ERROR 50000, and so does a malformed request (read whole, so the connection
 // stays usable).
 func (c *conn) rpc(payload []byte) error {
@@ -26,13 +27,36 @@ func (c *conn) rpc(payload []byte) error {
 	if err := c.checkTranDesc(req.TranDesc); err != nil {
 		return c.refuse(err.Error())
 	}
-	if !req.isExecuteSQL() {
-		return c.refuse(fmt.Sprintf("tdstest: RPC %s is not supported: tdstest runs sp_executesql only", req.procLabel()))
+	kind := req.kind()
+	if kind == procOther {
+		return c.refuse(fmt.Sprintf("tdstest: RPC %s is not supported: tdstest runs sp_executesql, sp_prepexec, sp_execute and sp_unprepare only", req.procLabel()))
 	}
-	text, vars, perr := executeSQLArgs(req)
+	var (
+		text      string
+		vars      map[string]*rpcParam
+		perr      error
+		handle    int32
+		hasHandle bool
+	)
+	switch kind {
+	case procExecuteSQL:
+		text, vars, perr = executeSQLArgs(req)
+	case procPrepExec:
+		text, vars, handle, perr = c.prepExec(req)
+		hasHandle = perr == nil
+	case procExecute:
+		text, vars, perr = c.execute(req)
+	case procUnprepare:
+		perr = c.unprepare(req)
+	}
 	var stmts []statement
-	if perr == nil {
+	if perr == nil && kind != procUnprepare {
 		stmts, perr = parseStatements(text, c.sessionInfo(), vars)
+		if perr != nil && hasHandle {
+			// A statement that does not compile is not prepared.
+			delete(c.prepared, handle)
+			hasHandle = false
+		}
 	}
 	if perr == nil {
 		if refused, err := c.resultFault(); refused {
@@ -66,6 +90,10 @@ func (c *conn) rpc(payload []byte) error {
 		} else {
 			b = append(b, tokenReturnStatus, 0, 0, 0, 0)
 		}
+		if hasHandle {
+			// Output parameters follow RETURNSTATUS, before DONEPROC.
+			b = appendReturnValue(b, 0, "@handle", handle)
+		}
 		b = c.appendDoneToken(b, tokenDoneProc, status, curCmdExecute, 0)
 		c.scratch = b[:0]
 		if _, err := c.out.Write(b); err != nil {
@@ -92,7 +120,7 @@ func executeSQLArgs(req *rpcRequest) (string, map[string]*rpcParam, error) {
 			Msg: "Procedure or function 'sp_executesql' expects parameter '@statement', which was not supplied."}
 	}
 	stmt := req.Params[0]
-	if stmt.TI.Type != dtNVarChar && stmt.TI.Type != dtNChar || stmt.Val.Null {
+	if !isUnicodeText(stmt.TI.Type) || stmt.Val.Null {
 		return "", nil, &sqlError{Number: 214, State: 2, Class: 16,
 			Msg: "Procedure expects parameter '@statement' of type 'ntext/nchar/nvarchar'."}
 	}
@@ -102,7 +130,7 @@ func executeSQLArgs(req *rpcRequest) (string, map[string]*rpcParam, error) {
 		return text, vars, nil
 	}
 	pp := req.Params[1]
-	if pp.TI.Type != dtNVarChar && pp.TI.Type != dtNChar {
+	if !isUnicodeText(pp.TI.Type) {
 		return "", nil, &sqlError{Number: 214, State: 3, Class: 16,
 			Msg: "Procedure expects parameter '@params' of type 'ntext/nchar/nvarchar'."}
 	}
@@ -144,6 +172,10 @@ func executeSQLArgs(req *rpcRequest) (string, map[string]*rpcParam, error) {
 	}
 	return text, vars, nil
 }
+
+// isUnicodeText reports whether t is a type SQL Server takes for sp_executesql's @stmt and
+// @params: ntext, nchar or nvarchar.
+func isUnicodeText(t dataType) bool { return t == dtNVarChar || t == dtNChar || t == dtNText }
 
 // checkTranDesc checks the transaction descriptor of a request's ALL_HEADERS against the open
 // transaction: 0 (none) is always accepted, and so is any descriptor on a request that resets

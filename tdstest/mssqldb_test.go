@@ -141,7 +141,7 @@ func TestGoMSSQLDBValues(t *testing.T) {
 	}
 	// Other procedures are refused with a clear error.
 	_, err = db.ExecContext(ctx, "sp_who")
-	if !errors.As(err, &me) || !strings.Contains(me.Message, "sp_executesql only") {
+	if !errors.As(err, &me) || !strings.Contains(me.Message, "RPC sp_who is not supported") {
 		t.Fatalf("RPC sp_who: %v", err)
 	}
 }

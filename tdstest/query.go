@@ -14,7 +14,8 @@ import (
 var errUnsupported = errors.New("tdstest: unsupported statement")
 
 // supportedHelp lists what the server answers, for error messages (doc.go has the full list).
-const supportedHelp = "the tdstest server answers SELECT of literals, @@ variables, DB_NAME(), parameters and DATALENGTH(@p), " +
+const supportedHelp = "the tdstest server answers SELECT of literals, @@ variables, DB_NAME(), SUSER_SNAME() and other system functions, " +
+	"SERVERPROPERTY('...'), parameters and DATALENGTH(@p), " +
 	"REPLICATE of nvarchar(max)/varbinary(max), SELECT value FROM GENERATE_SERIES(CAST(1 AS bigint), @p1) and its wide form, " +
 	"CREATE/DROP TABLE #t, INSERT BULK, SELECT COUNT(*)/COUNT_BIG(*), SUM(CAST(col AS bigint)) FROM #t, SET ..., USE <db>, " +
 	"WAITFOR DELAY 'hh:mm:ss', and BEGIN TRAN/COMMIT/ROLLBACK; see the package documentation"
@@ -22,17 +23,18 @@ const supportedHelp = "the tdstest server answers SELECT of literals, @@ variabl
 type stmtKind uint8
 
 const (
-	stmtSet         stmtKind = iota // SET ... : DONE only
-	stmtUse                         // USE db: ENVCHANGE database, DONE
-	stmtSelect                      // one row of values
-	stmtTran                        // BEGIN TRAN / COMMIT / ROLLBACK: ENVCHANGE of the transaction, DONE
-	stmtWaitFor                     // WAITFOR DELAY: DONE after the delay, or DONE with the attention bit
-	stmtSeries                      // SELECT ... FROM GENERATE_SERIES: streamed rows
-	stmtCreateTable                 // CREATE TABLE #t
-	stmtDropTable                   // DROP TABLE #t
-	stmtInsertBulk                  // INSERT BULK #t: the next request is a BULK_LOAD message
-	stmtCount                       // SELECT COUNT(*) / COUNT_BIG(*), SUM(...) FROM #t
-	stmtTableMeta                   // SELECT * FROM #t under SET FMTONLY ON: COLMETADATA only
+	stmtSet          stmtKind = iota // SET ... : DONE only
+	stmtUse                          // USE db: ENVCHANGE database, DONE
+	stmtSelect                       // one row of values
+	stmtTran                         // BEGIN TRAN / COMMIT / ROLLBACK: ENVCHANGE of the transaction, DONE
+	stmtWaitFor                      // WAITFOR DELAY: DONE after the delay, or DONE with the attention bit
+	stmtSeries                       // SELECT ... FROM GENERATE_SERIES: streamed rows
+	stmtCreateTable                  // CREATE TABLE #t
+	stmtDropTable                    // DROP TABLE #t
+	stmtInsertBulk                   // INSERT BULK #t: the next request is a BULK_LOAD message
+	stmtCount                        // SELECT COUNT(*) / COUNT_BIG(*), SUM(...) FROM #t
+	stmtTableMeta                    // SELECT * FROM #t under SET FMTONLY ON: COLMETADATA only
+	stmtDataTypeInfo                 // sp_datatype_info_100: the rows of typeRows
 )
 
 // value is one column value of a SELECT.
@@ -59,16 +61,19 @@ type statement struct {
 	// stmtCreateTable, stmtDropTable, stmtInsertBulk, stmtCount, stmtTableMeta
 	table    string // lower-case #name
 	cols     []tableColumn
-	ifExists bool   // DROP TABLE IF EXISTS
-	countBig bool   // COUNT_BIG(*), SUM(CAST(sumCol AS bigint)) rather than COUNT(*)
-	sumCol   string // stmtCount with countBig
+	ifExists bool          // DROP TABLE IF EXISTS
+	countBig bool          // COUNT_BIG(*), SUM(CAST(sumCol AS bigint)) rather than COUNT(*)
+	sumCol   string        // stmtCount with countBig
+	typeRows []typeInfoRow // stmtDataTypeInfo
 }
 
-// sessionInfo supplies the values of @@ variables.
+// sessionInfo supplies the values of @@ variables and system functions.
 type sessionInfo struct {
 	spid      uint16
 	database  string
 	trancount int32
+	user      string // the login's user name (SUSER_SNAME())
+	host, app string // LOGIN7 HostName and AppName (HOST_NAME(), APP_NAME())
 }
 
 // lexical tokens
@@ -350,8 +355,22 @@ func (p *parser) statement() (statement, error) {
 		return p.insertBulk()
 	case p.keyword("WAITFOR"):
 		return p.waitFor()
+	case p.dataTypeInfoProc():
+		return p.dataTypeInfo()
 	}
 	return statement{}, p.fail("unsupported statement")
+}
+
+// dataTypeInfoProc consumes [EXEC[UTE]] sp_datatype_info_100 (or sp_datatype_info) if it comes
+// next.
+func (p *parser) dataTypeInfoProc() bool {
+	start := p.i
+	_ = p.keyword("EXEC") || p.keyword("EXECUTE")
+	if p.keyword("sp_datatype_info_100") || p.keyword("sp_datatype_info") {
+		return true
+	}
+	p.i = start
+	return false
 }
 
 // maxWaitFor bounds WAITFOR DELAY, as SQL Server does (less than 24 hours).
@@ -490,17 +509,16 @@ func (p *parser) expr() (value, error) {
 			return p.replicateNVarChar()
 		}
 		if p.keyword("CAST") {
+			if p.i+1 < len(p.toks) && strings.EqualFold(p.toks[p.i+1].text, "SERVERPROPERTY") && p.punct("(") {
+				return p.castServerProperty()
+			}
 			return p.castVarBinary()
 		}
 		if p.keyword("DATALENGTH") {
 			return p.dataLength()
 		}
-		if p.keyword("DB_NAME") {
-			if !p.punct("(") || !p.punct(")") {
-				return value{}, p.fail("expected DB_NAME()")
-			}
-			u := appendUCS2(nil, p.sess.database)
-			return value{col: column{Type: typeNVarChar, MaxLen: 256}, unit: u, n: 1}, nil
+		if v, ok, err := p.sysFunc(); ok {
+			return v, err
 		}
 	}
 	return value{}, p.fail("unsupported expression")
@@ -515,26 +533,6 @@ func intValue(digits string, neg bool, p *parser) (value, error) {
 		return value{}, p.fail("integer out of the int range")
 	}
 	return value{col: column{Type: typeInt4}, i: int32(n)}, nil
-}
-
-func (p *parser) sysVar(name string) (value, error) {
-	str := func(s string) value {
-		u := appendUCS2(nil, s)
-		return value{col: column{Type: typeNVarChar, MaxLen: uint16(max(len(u), 2))}, unit: u, n: 1}
-	}
-	switch strings.ToUpper(name) {
-	case "SPID":
-		return value{col: column{Type: typeInt4}, i: int32(p.sess.spid)}, nil
-	case "TRANCOUNT":
-		return value{col: column{Type: typeInt4}, i: p.sess.trancount}, nil
-	case "MICROSOFTVERSION":
-		return value{col: column{Type: typeInt4}, i: 16<<24 | 1000}, nil
-	case "VERSION":
-		return str(serverVersionStr), nil
-	case "SERVERNAME":
-		return str(serverInstance), nil
-	}
-	return value{}, p.fail("unsupported @@ variable")
 }
 
 // replicateNVarChar parses the rest of REPLICATE(CAST(N'<s>' AS nvarchar(max)), <n>).

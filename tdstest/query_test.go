@@ -49,11 +49,26 @@ func TestParseBatch(t *testing.T) {
 			}
 		}},
 		"spid": {batch: "select @@spid", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
-			if v := st[0].vals[0]; v.i != 57 {
-				t.Errorf("spid %d", v.i)
+			if v := st[0].vals[0]; v.col.TI == nil || v.col.TI.Type != dtInt2 || leInt(v.sv.Data) != 57 {
+				t.Errorf("spid %+v, want smallint 57", v)
 			}
 		}},
 		"version and servername": {batch: "SELECT @@VERSION, @@SERVERNAME", want: []stmtKind{stmtSelect}},
+		"java connect batch":     {batch: javaConnectBatch, want: []stmtKind{stmtSelect, stmtSet, stmtSet, stmtSet, stmtSet}},
+		"type info": {batch: "sp_datatype_info_100 -9,3; EXEC sp_datatype_info 0", want: []stmtKind{stmtDataTypeInfo, stmtDataTypeInfo}, check: func(t *testing.T, st []statement) {
+			if r := st[0].typeRows; len(r) != 2 || r[0].name != "nvarchar" || r[0].precision != 4000 || r[1].name != "sysname" {
+				t.Errorf("rows for SQL_WVARCHAR: %+v", r)
+			}
+			if len(st[1].typeRows) != len(typeInfoRows) {
+				t.Errorf("type 0 gave %d rows, want all %d", len(st[1].typeRows), len(typeInfoRows))
+			}
+		}},
+		"server property cast": {batch: "SELECT CAST(SERVERPROPERTY('ProductMajorVersion') AS int), CAST(SERVERPROPERTY('Edition') AS nvarchar(9)), CAST(SERVERPROPERTY('x') AS sysname)", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
+			v := st[0].vals
+			if leInt(v[0].sv.Data) != 16 || decodeUCS2(v[1].sv.Data) != "Developer" || !v[2].sv.Null || v[2].col.TI.Size != 256 {
+				t.Errorf("values %+v", v)
+			}
+		}},
 		"db_name": {batch: "SELECT DB_NAME()", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
 			if v := st[0].vals[0]; decodeUCS2(v.unit) != "master" {
 				t.Errorf("DB_NAME() = %q", decodeUCS2(v.unit))
@@ -107,6 +122,12 @@ func TestParseBatchUnsupported(t *testing.T) {
 		"waitfor 24h":      "WAITFOR DELAY '24:00:00'",
 		"waitfor minutes":  "WAITFOR DELAY '00:60:00'",
 		"waitfor number":   "WAITFOR DELAY 5",
+		"type info char":   "sp_datatype_info_100 1,3",
+		"exec other proc":  "EXEC sp_who",
+		"db_name(1)":       "SELECT DB_NAME(1)",
+		"property no arg":  "SELECT SERVERPROPERTY()",
+		"cast property":    "SELECT CAST(SERVERPROPERTY('ProductVersion') AS datetime)",
+		"cast to max":      "SELECT CAST(SERVERPROPERTY('Edition') AS nvarchar(max))",
 	}
 	for name, batch := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -124,7 +145,9 @@ func TestParseBatchUnsupported(t *testing.T) {
 func FuzzParseBatch(f *testing.F) {
 	for _, s := range []string{"SELECT 1", "SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 5)", "set a b; select @@spid", "/*", "N'",
 		SeriesQuery, WideRowsQuery, createBulkTable, "SELECT COUNT_BIG(*), SUM(CAST(id AS bigint)) FROM #t",
-		"INSERT BULK [#t] ([id] int, [name] nvarchar(50)) WITH (TABLOCK)", "SET NOCOUNT ON; SELECT DATALENGTH(@p1)"} {
+		"INSERT BULK [#t] ([id] int, [name] nvarchar(50)) WITH (TABLOCK)", "SET NOCOUNT ON; SELECT DATALENGTH(@p1)",
+		javaConnectBatch, "SELECT SERVERPROPERTY('ProductVersion'), CAST(SERVERPROPERTY('EngineEdition') AS int), SUSER_SNAME(), SYSTEM_USER",
+		"sp_datatype_info_100 12,3", "EXEC sp_datatype_info 0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -28,6 +28,7 @@ type rawClient struct {
 	r       *tds.Reader
 	w       *tds.Writer
 	outcome prelogin.Outcome
+	version uint32 // LOGIN7's TDS version; 0: goodLogin7's (7.4)
 }
 
 // recordReader reads a tls.Conn one record at a time (a tls.Conn Read returns at most one
@@ -139,6 +140,9 @@ func (c *rawClient) connect(s *Server, packetSize int) []byte {
 func (c *rawClient) login(user, password string, packetSize int) ([]byte, error) {
 	l := goodLogin7()
 	l.user, l.password, l.packetSize = user, password, uint32(packetSize)
+	if c.version != 0 {
+		l.version = c.version
+	}
 	if err := c.w.WriteMessage(tds.TypeLogin7, encodeLogin7(l)); err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func (c *conn) batch(text string) error {
 
 // sessionInfo is what statements read of the session.
 func (c *conn) sessionInfo() sessionInfo {
-	sess := sessionInfo{spid: c.spid, database: c.database}
+	sess := sessionInfo{spid: c.spid, database: c.database, user: c.user, host: c.host, app: c.app}
 	if c.tranID != 0 {
 		sess.trancount = 1
 	}
@@ -259,6 +259,8 @@ func (c *conn) statement(st statement, status uint16) error {
 		return c.writeSeries(st.series, status)
 	case stmtCreateTable, stmtDropTable, stmtInsertBulk, stmtCount, stmtTableMeta:
 		return c.tableStatement(st, status)
+	case stmtDataTypeInfo:
+		return c.writeDataTypeInfo(st.typeRows, status)
 	default:
 		return errors.New("tdstest: unknown statement kind")
 	}

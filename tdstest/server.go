@@ -30,7 +30,7 @@ type Server struct {
 
 	// Set by Start, read-only afterwards.
 	certs     *certBundle
-	serverTLS *tls.Config // base server configuration (certificate, no version caps)
+	serverTLS *tls.Config // base server configuration (certificate, Config's versions and suites)
 	strictTLS *tls.Config // serverTLS with ALPN tds/8.0, for TDS 8.0
 	caDir     string      // temporary directory holding the CA file
 	caFile    string
@@ -96,7 +96,7 @@ func (s *Server) Start() error {
 		return fmt.Errorf("tdstest: CA file: %w", err)
 	}
 	s.certs, s.caDir, s.caFile = certs, dir, caFile
-	s.serverTLS = &tls.Config{Certificates: []tls.Certificate{certs.cert}, MinVersion: tls.VersionTLS12}
+	s.serverTLS = s.Config.serverTLS(certs.cert)
 	s.strictTLS = s.serverTLS.Clone()
 	s.strictTLS.NextProtos = []string{alpnTDS8}
 	s.logf = s.Config.Logf
@@ -155,8 +155,9 @@ func (s *Server) DSN(params ...string) string {
 	return u.String()
 }
 
-// Certificate returns the server's leaf certificate (nil before Start). Go clients may put it in
-// RootCAs; other TLS stacks need CACertificate when it differs (CertLargeChain).
+// Certificate returns the server's leaf certificate (nil before Start, and for
+// CertNegativeSerial, which Go cannot parse). Go clients may put it in RootCAs; other TLS
+// stacks need CACertificate when it differs (CertLargeChain).
 func (s *Server) Certificate() *x509.Certificate {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -166,8 +167,9 @@ func (s *Server) Certificate() *x509.Certificate {
 	return s.certs.leaf
 }
 
-// CACertificate returns the trust anchor of the server's chain: the root for CertLargeChain, the
-// self-signed leaf otherwise (nil before Start).
+// CACertificate returns the trust anchor of the server's chain: the root for CertLargeChain, a
+// CA that did not issue the leaf for CertUnknownCA, the self-signed leaf otherwise (nil before
+// Start, and for CertNegativeSerial).
 func (s *Server) CACertificate() *x509.Certificate {
 	s.mu.Lock()
 	defer s.mu.Unlock()

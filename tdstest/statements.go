@@ -325,6 +325,9 @@ func (p *parser) createTable() (statement, error) {
 		if col.TI, err = p.typeDecl(); err != nil {
 			return statement{}, err
 		}
+		if col.TI.Type.isLong() {
+			return statement{}, p.fail("tdstest tables cannot hold text, ntext or image columns")
+		}
 		switch {
 		case p.keyword("NOT"):
 			if !p.keyword("NULL") {
@@ -377,6 +380,9 @@ func (p *parser) insertBulk() (statement, error) {
 		ti, err := p.typeDecl()
 		if err != nil {
 			return statement{}, err
+		}
+		if ti.Type.isLong() {
+			return statement{}, p.fail("tdstest tables cannot hold text, ntext or image columns")
 		}
 		st.cols = append(st.cols, tableColumn{Name: t.text, TI: ti})
 		if len(st.cols) > 1024 {

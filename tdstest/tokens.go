@@ -19,6 +19,7 @@ const (
 	tokenDoneProc     = 0xFE
 	tokenDoneInProc   = 0xFF
 	tokenReturnStatus = 0x79
+	tokenReturnValue  = 0xAC
 )
 
 // DONE status bits.
@@ -232,9 +233,17 @@ func appendColMetadataFor(dst []byte, ver uint32, cols []column) []byte {
 			dst = binary.LittleEndian.AppendUint16(dst, flags)
 			dst = appendTypeInfo(dst, *c.TI)
 			switch c.TI.Type {
-			case dtBigVarChar, dtBigChar, dtNVarChar, dtNChar:
+			case dtBigVarChar, dtBigChar, dtNVarChar, dtNChar, dtText, dtNText:
 				if ver>>24 == 0x70 {
 					dst = dst[:len(dst)-len(serverCollation)] // no collation at TDS 7.0
+				}
+			}
+			if c.TI.Type == dtText || c.TI.Type == dtNText || c.TI.Type == dtImage {
+				// TableName (MS-TDS 2.2.7.4): NumParts 0 since TDS 7.2, an empty US_VARCHAR before.
+				if isLegacyTDS(ver) {
+					dst = append(dst, 0, 0)
+				} else {
+					dst = append(dst, 0)
 				}
 			}
 			dst = appendBVarChar(dst, c.Name)

@@ -62,6 +62,11 @@ func (c *conn) endTran(dst []byte, commit bool) []byte {
 		typ = envCommitTran
 	}
 	dst = appendEnvChangeTran(dst, typ, 0, c.tranID)
+	if commit {
+		c.logf("transaction %d committed", c.tranID)
+	} else {
+		c.logf("transaction %d rolled back", c.tranID)
+	}
 	c.tranID = 0
 	return dst
 }

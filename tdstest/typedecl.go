@@ -8,7 +8,7 @@ import (
 // typeDecl parses a T-SQL data type declaration (the types listed in doc.go: bit, the integers,
 // decimal/numeric, float/real, money, datetime, date, time, datetime2, datetimeoffset,
 // uniqueidentifier, char/varchar/nchar/nvarchar, binary/varbinary, with (n), (max), (p,s) or
-// (scale)) and returns its nullable TYPE_INFO, as a variable or nullable column of the type has.
+// (scale), and text, ntext, image, which tables of tdstest cannot hold) and returns its nullable TYPE_INFO, as a variable or nullable column of the type has.
 func (p *parser) typeDecl() (typeInfo, error) {
 	t := p.peek()
 	if p.eof() || t.kind != lexIdent {
@@ -32,6 +32,14 @@ func (p *parser) typeDecl() (typeInfo, error) {
 	}
 	if ti, ok := fixed[name]; ok {
 		return ti, nil
+	}
+	switch name {
+	case "text":
+		return typeInfo{Type: dtText, Size: maxLongLen, Collation: serverCollation}, nil
+	case "ntext":
+		return typeInfo{Type: dtNText, Size: maxLongLen - 1, Collation: serverCollation}, nil
+	case "image":
+		return typeInfo{Type: dtImage, Size: maxLongLen}, nil
 	}
 	switch name {
 	case "float":

@@ -62,6 +62,8 @@ func readValue(w *wireReader, ti typeInfo, keep bool, limit int64) (sqlValue, er
 		n = int64(u)
 	case lenPLP:
 		return readPLP(w, ti, keep, limit)
+	case lenLong:
+		return readLong(w, ti, keep, limit)
 	}
 	b, err := w.bytes(int(n))
 	if err != nil {
@@ -118,7 +120,7 @@ func checkValue(ti typeInfo, v sqlValue) error {
 		}
 	}
 	switch ti.Type {
-	case dtDecimalN, dtNumericN:
+	case dtDecimalN, dtNumericN, dtDecimal, dtNumeric:
 		if v.Data[0] > 1 {
 			return fmt.Errorf("sign byte %d, want 0 or 1", v.Data[0])
 		}
@@ -135,6 +137,46 @@ func checkValue(ti typeInfo, v sqlValue) error {
 		}
 	}
 	return nil
+}
+
+// readLong decodes a value of a LONGLEN type (text, ntext, image) as an RPC parameter carries
+// it: a 4-byte length (0xFFFFFFFF for NULL), then the data (MS-TDS 2.2.5.2.3; the text pointer
+// and timestamp of a ROW are not sent to the server).
+func readLong(w *wireReader, ti typeInfo, keep bool, limit int64) (sqlValue, error) {
+	at := w.off
+	bad := func(format string, args ...any) (sqlValue, error) {
+		return sqlValue{}, fmt.Errorf("%s value at offset %d: %s", ti.decl(), at, fmt.Sprintf(format, args...))
+	}
+	if ti.Type == dtVariant {
+		return bad("sql_variant parameters are not supported by tdstest")
+	}
+	n, err := w.uint32()
+	if err != nil {
+		return bad("%v", err)
+	}
+	if n == 0xFFFFFFFF {
+		return sqlValue{Null: true}, nil
+	}
+	switch {
+	case n > maxLongLen:
+		return bad("length %d, want at most %d or 0xFFFFFFFF (NULL)", n, maxLongLen)
+	case int64(n) > int64(ti.Size):
+		return bad("length %d exceeds the declared %d", n, ti.Size)
+	case int64(n) > limit:
+		return bad("length %d exceeds the limit of %d bytes", n, limit)
+	case ti.Type == dtNText && n%2 != 0:
+		return bad("odd byte count %d for UTF-16 text", n)
+	}
+	v := sqlValue{Len: int64(n)}
+	if keep {
+		v.Data, err = w.appendBytes([]byte{}, int64(n))
+	} else {
+		err = w.skip(int64(n))
+	}
+	if err != nil {
+		return bad("%v", err)
+	}
+	return v, nil
 }
 
 // readPLP decodes a PLP value: total length, chunks, terminator.
@@ -209,6 +251,22 @@ func appendValue(dst []byte, ti typeInfo, v sqlValue) []byte {
 		}
 		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(v.Data)))
 		return append(dst, v.Data...)
+	case lenLong:
+		if ti.Type == dtVariant {
+			// A 4-byte length, 0 for NULL, then the SSVARIANT_INSTANCE (MS-TDS 2.2.5.5.4).
+			dst = binary.LittleEndian.AppendUint32(dst, uint32(len(v.Data)))
+			return append(dst, v.Data...)
+		}
+		// text, ntext, image in a ROW (MS-TDS 2.2.7.19): TextPointer (B_VARBYTE, empty for
+		// NULL), an 8-byte Timestamp, then the data with a 4-byte length.
+		if v.Null {
+			return append(dst, 0)
+		}
+		dst = append(dst, byte(len(textPointer)))
+		dst = append(dst, textPointer[:]...)
+		dst = append(dst, make([]byte, 8)...)
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(v.Data)))
+		return append(dst, v.Data...)
 	}
 	if v.Null {
 		return binary.LittleEndian.AppendUint64(dst, plpNull)
@@ -221,10 +279,14 @@ func appendValue(dst []byte, ti typeInfo, v sqlValue) []byte {
 	return binary.LittleEndian.AppendUint32(dst, 0)
 }
 
+// textPointer is the TextPointer of every text, ntext and image value tdstest writes: any 16
+// bytes will do, as the server offers no text pointer operations.
+var textPointer = [16]byte{'t', 'd', 's', 't', 'e', 's', 't', 0, 0, 0, 0, 0, 0, 0, 0, 1}
+
 // dataLength is DATALENGTH of a value of type ti: the stored size of the value.
 func dataLength(ti typeInfo, v sqlValue) int64 {
 	switch ti.Type {
-	case dtDecimalN, dtNumericN:
+	case dtDecimalN, dtNumericN, dtDecimal, dtNumeric:
 		return int64(decimalBytes(ti.Prec))
 	}
 	return v.Len

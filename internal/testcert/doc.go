@@ -18,5 +18,9 @@
 //	client, err := ca.Issue(testcert.LeafOptions{CommonName: "client", Client: true})
 //	cfg := &tls.Config{RootCAs: ca.Pool(), Certificates: []tls.Certificate{client}}
 //
+// SelfSignedNegativeSerial makes a self-signed certificate with a negative
+// serial number, as older SQL Server versions generate: Go 1.23 and later
+// refuse to parse it unless GODEBUG x509negativeserial=1 is set.
+//
 // Errors are prefixed with "testcert: ".
 package testcert

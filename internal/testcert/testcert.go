@@ -165,10 +165,7 @@ func SelfSigned(o LeafOptions, opts ...Option) (tls.Certificate, *x509.CertPool,
 	if err != nil {
 		return tls.Certificate{}, nil, err
 	}
-	tmpl := leafTemplate(set, o)
-	tmpl.IsCA = true
-	tmpl.BasicConstraintsValid = true
-	tmpl.KeyUsage |= x509.KeyUsageCertSign
+	tmpl := selfSignedTemplate(set, o)
 	cert, err := sign(tmpl, tmpl, key.Public(), key)
 	if err != nil {
 		return tls.Certificate{}, nil, err
@@ -176,6 +173,15 @@ func SelfSigned(o LeafOptions, opts ...Option) (tls.Certificate, *x509.CertPool,
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
 	return tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}, pool, nil
+}
+
+// selfSignedTemplate is the template of SelfSigned: a leaf that is also a CA.
+func selfSignedTemplate(set settings, o LeafOptions) *x509.Certificate {
+	tmpl := leafTemplate(set, o)
+	tmpl.IsCA = true
+	tmpl.BasicConstraintsValid = true
+	tmpl.KeyUsage |= x509.KeyUsageCertSign
+	return tmpl
 }
 
 func newKey(useRSA bool) (crypto.Signer, error) {
@@ -254,12 +260,21 @@ func leafTemplate(set settings, o LeafOptions) *x509.Certificate {
 	}
 }
 
-// sign gives tmpl a random serial number, signs it with parentKey and parses
-// the result.
-func sign(tmpl, parent *x509.Certificate, pub crypto.PublicKey, parentKey crypto.Signer) (*x509.Certificate, error) {
+// randomSerial returns a random positive 120-bit serial number.
+func randomSerial() (*big.Int, error) {
 	sn, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
 	if err != nil {
 		return nil, fmt.Errorf("testcert: serial number: %w", err)
+	}
+	return sn, nil
+}
+
+// sign gives tmpl a random serial number, signs it with parentKey and parses
+// the result.
+func sign(tmpl, parent *x509.Certificate, pub crypto.PublicKey, parentKey crypto.Signer) (*x509.Certificate, error) {
+	sn, err := randomSerial()
+	if err != nil {
+		return nil, err
 	}
 	tmpl.SerialNumber = sn
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, parentKey)
