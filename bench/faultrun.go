@@ -222,16 +222,32 @@ func (r *cellRun) runMidResult(ctx context.Context) error {
 	return nil
 }
 
-// selectOne runs SELECT 1 and checks its answer.
+// selectOne runs SELECT 1, reads its answer to the end and checks it. Not QueryRow: its Scan
+// closes the rows after the first row, and go-mssqldb's Rows.Close (mssql.go) cancels the
+// response reader first, which sends an ATTENTION if the reader has not yet taken the final
+// DONE; the connection is then not idle but waiting for the server's acknowledgement, and a
+// server that drops it fails that query instead of the next one.
 func selectOne(ctx context.Context, db *sql.DB) error {
-	var n int
-	if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&n); err != nil {
+	rows, err := db.QueryContext(ctx, "SELECT 1")
+	if err != nil {
 		return err
 	}
-	if n != 1 {
-		return fmt.Errorf("bench: SELECT 1 returned %d", n)
+	defer rows.Close()
+	var got []int
+	for rows.Next() {
+		var n int
+		if err := rows.Scan(&n); err != nil {
+			return err
+		}
+		got = append(got, n)
 	}
-	return nil
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(got) != 1 || got[0] != 1 {
+		return fmt.Errorf("bench: SELECT 1 returned %v", got)
+	}
+	return rows.Close()
 }
 
 // queryAll runs q and reads every row's single value; with want >= 0 the query must return
