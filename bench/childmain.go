@@ -17,6 +17,7 @@ type childServer interface {
 var childModes = map[string]func(args []string, stderr io.Writer) (childServer, error){
 	childStreams: startStreamServer,
 	childTDS:     startTDSServers,
+	childFaults:  startFaultServers,
 }
 
 // runChild is the child process: it starts the servers of mode (args[0]), prints their info as

@@ -32,6 +32,12 @@
 //	                 record-size sweep, and the idle heap per pooled connection
 //	-mode transport  tls.Conn vs the two bridge arms by record size and read pattern, and the floor
 //	-mode all        both (the default)
+//	-mode faults     not a CPU measurement: the fault table (faults.go), seven ways a server or
+//	                 the network misbehaves, each through database/sql with go-mssqldb's own
+//	                 transport and with the tdsbridge driver; per scenario and transport the
+//	                 bound, the time to return, whether the application saw an error and its
+//	                 first line; -fault-repeat N counted queries per idle-connection cell
+//	                 (default 5; 100 for the target run); -json FILE writes every call
 //	-dsn DSN         the driver comparison against a real server (also MSSQL_DSN)
 //	-control         with -mode driver: a control run, every bridged arm a second native
 //	                 connection, so that each ratio shows the noise alone (see armSpecs)
@@ -40,9 +46,11 @@
 //
 // Child processes: "-child tdstest" runs one tdstest server per TLS record size with the
 // encryption setting OFF (so encrypt=true gets full TLS and encrypt=disable none from the same
-// server); "-child streams" runs the transport senders (plain TCP, plain TLS, and TLS whose
-// handshake runs through a bridge in the server role). A child prints "key value" lines and
-// "ready" on stdout, and serves until its stdin reaches EOF; the parent closes it at the end
-// (and the pipe closes if the parent dies), then kills the child if it has not exited in 5 s.
-// The -child argument is not a flag of the command line; it must come first.
+// server); "-child faults" runs one tdstest server per cell of the fault table, each with its
+// scenario's Faults, and prints each cell's DSN; "-child streams" runs the transport senders
+// (plain TCP, plain TLS, and TLS whose handshake runs through a bridge in the server role). A
+// child prints "key value" lines and "ready" on stdout, and serves until its stdin reaches EOF;
+// the parent closes it at the end (and the pipe closes if the parent dies), then kills the child
+// if it has not exited in 5 s. The -child argument is not a flag of the command line; it must
+// come first.
 package main

@@ -17,6 +17,7 @@ const (
 	modeDriver    = "driver"
 	modeTransport = "transport"
 	modeAll       = "all"
+	modeFaults    = "faults" // the fault table (faults.go), not a CPU measurement
 )
 
 // config is the parsed command line.
@@ -26,7 +27,7 @@ type config struct {
 	dsn      string         // -dsn or MSSQL_DSN: driver comparison against this server
 	duration time.Duration  // -duration: measuring time budget of the whole run
 	rounds   int            // -rounds: rounds per cell
-	mode     string         // -mode: driver, transport or all
+	mode     string         // -mode: driver, transport, all or faults
 	size     int            // -size: bytes of the value each driver query returns (and of the upload)
 	rows     int64          // -rows: rows per many-row query and per CopyIn
 	idleN    int            // -idle-conns: pooled connections of the idle heap figure
@@ -36,6 +37,8 @@ type config struct {
 	cpuProf  string         // -cpuprofile: write a CPU profile of the measuring phase here
 	verbose  bool           // -v: the driver servers log every connection event to stderr
 	control  bool           // -control: every bridged arm is a second native connection (see armSpecs)
+
+	faultRepeat int // -fault-repeat: counted queries per idle cell of -mode faults
 
 	serve      bool   // -serve: run the tdstest server standalone
 	addr       string // -addr: listen address for -serve
@@ -58,7 +61,8 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 	fs.StringVar(&c.dsn, "dsn", getenv("MSSQL_DSN"), "run the driver comparison against this server `DSN` (default $MSSQL_DSN)")
 	fs.DurationVar(&c.duration, "duration", 200*time.Second, "measuring time budget of the whole run (setup comes on top)")
 	fs.IntVar(&c.rounds, "rounds", 20, "rounds per cell; every round visits every arm of every cell")
-	fs.StringVar(&c.mode, "mode", modeAll, "what to measure: driver, transport or all")
+	fs.StringVar(&c.mode, "mode", modeAll, "what to measure: driver, transport or all; or faults: the fault table (see bench/README.md)")
+	fs.IntVar(&c.faultRepeat, "fault-repeat", 5, "with -mode faults: counted queries of each idle-connection cell (each idles 1 s; 100 for the target run)")
 	fs.IntVar(&c.size, "size", 1<<20, "`bytes` of the value each driver query returns (even, >= 2)")
 	fs.Int64Var(&c.rows, "rows", 100000, "rows per many-row query and per CopyIn of the workload cells")
 	fs.IntVar(&c.idleN, "idle-conns", 200, "pooled connections of the idle heap figure")
@@ -112,9 +116,12 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (*c
 // check validates the combination of flags.
 func (c *config) check() error {
 	switch c.mode {
-	case modeDriver, modeTransport, modeAll:
+	case modeDriver, modeTransport, modeAll, modeFaults:
 	default:
-		return fmt.Errorf("bench: -mode %q: want driver, transport or all", c.mode)
+		return fmt.Errorf("bench: -mode %q: want driver, transport, all or faults", c.mode)
+	}
+	if c.faultRepeat < 1 || c.faultRepeat > 10000 {
+		return fmt.Errorf("bench: -fault-repeat %d: want 1..10000", c.faultRepeat)
 	}
 	if c.rounds < 1 {
 		return fmt.Errorf("bench: -rounds %d: want at least 1", c.rounds)

@@ -35,6 +35,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cfg.mode == modeFaults && !cfg.serve {
+		if err := runFaults(ctx, cfg, stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		return 0
+	}
 	if cfg.serve {
 		if err := runServe(ctx, cfg, stdout, stderr); err != nil {
 			fmt.Fprintln(stderr, err)

@@ -99,6 +99,7 @@ func TestParseFlags(t *testing.T) {
 	for _, bad := range [][]string{
 		{"-mode", "x"}, {"-rounds", "0"}, {"-size", "3"}, {"-duration", "0s"},
 		{"-serve", "-encrypt", "maybe"}, {"-record-size", "20000"}, {"extra"}, {"-control"}, {"-control", "-mode", "transport"},
+		{"-mode", "faults", "-fault-repeat", "0"},
 	} {
 		stderr.Reset()
 		if _, err := parseFlags(bad, &stderr, env); err == nil {
