@@ -336,3 +336,16 @@ func BenchmarkCheckAlive(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckAliveBusy is what checkAlive costs a request on a connection in use (the look
+// at the socket not due): the price every request pays for the check.
+func BenchmarkCheckAliveBusy(b *testing.B) {
+	c := &conn{lastRequest: time.Now().Add(time.Hour)} // never idle long enough
+	p := packet(tds.TypeSQLBatch, []byte("SET NOCOUNT ON"))
+	for b.Loop() {
+		if err := c.checkAlive(p); err != nil {
+			b.Fatal(err)
+		}
+		c.lastRequest = c.lastRequest.Add(time.Hour)
+	}
+}
