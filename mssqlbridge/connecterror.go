@@ -254,10 +254,15 @@ func formatDuration(d time.Duration) string {
 	}
 }
 
-// formatBound formats a time bound to the hundredth of a second (a context's remaining time
-// is measured, a little under what the caller gave).
+// formatBound formats a time bound to a tenth of a second from one second on, to a hundredth
+// below (a context's remaining time is measured when the dial starts, a little under what the
+// caller gave).
 func formatBound(d time.Duration) string {
-	if r := d.Round(10 * time.Millisecond); r > 0 {
+	unit := 10 * time.Millisecond
+	if d >= time.Second {
+		unit = 100 * time.Millisecond
+	}
+	if r := d.Round(unit); r > 0 {
 		return r.String()
 	}
 	return d.String()

@@ -2,6 +2,7 @@ package tdstest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"net"
 	"strings"
@@ -161,7 +162,10 @@ func TestFaultConnSelectionAndHook(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if got := strings.Join(seen, ","); got != "prelogin,handshake,login,idle,query,result,idle" {
+	// go-mssqldb may cancel the query after its row (Rows.Close before the final DONE): the
+	// ATTENTION is one more request, after which the server is idle once more.
+	got := strings.Join(seen, ",")
+	if rest, ok := strings.CutPrefix(got, "prelogin,handshake,login,idle,query,result,idle"); !ok || strings.Trim(strings.ReplaceAll(rest, ",idle", ""), ",") != "" {
 		t.Fatalf("hook saw %s", got)
 	}
 }
@@ -227,6 +231,20 @@ func idleOnce(a Action) func(int, Phase) Action {
 	}
 }
 
+// selectOneToEnd runs SELECT 1 on conn and reads its rows to the end, so that go-mssqldb does
+// not cancel it (Rows.Close before the final DONE sends an ATTENTION and waits for the answer):
+// the connection is idle once it returns.
+func selectOneToEnd(ctx context.Context, conn *sql.Conn) error {
+	rows, err := conn.QueryContext(ctx, "SELECT 1")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+	}
+	return rows.Err()
+}
+
 // TestFaultIdle: at PhaseIdle the server closes, resets, or sends an unsolicited ERROR 596 on a
 // connection that answered its first query and sits idle. go-mssqldb's own transport, on the
 // same connection, fails its next query: the fault is what a transport must catch.
@@ -242,12 +260,11 @@ func TestFaultIdle(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			var n int
-			if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(&n); err != nil {
+			if err := selectOneToEnd(ctx, conn); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(100 * time.Millisecond) // the fault reaches the client's socket
-			err = conn.QueryRowContext(ctx, "SELECT 1").Scan(&n)
+			err = selectOneToEnd(ctx, conn)
 			t.Logf("query after the idle %v: %v", a, err)
 			if err == nil {
 				t.Fatalf("the query after the idle %v succeeded", a)
