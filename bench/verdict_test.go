@@ -145,3 +145,16 @@ func TestVerdictInTable(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictFewRounds checks that a run of too few rounds says so instead of listing nothing
+// saved and nothing worse.
+func TestVerdictFewRounds(t *testing.T) {
+	var buf bytes.Buffer
+	if err := report.WriteTable(&buf, fakeReport()); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "\nno ratio has the rounds to judge it") || strings.Contains(out, "the bridge saves") {
+		t.Errorf("a 5-round verdict judges ratios:\n%s", out)
+	}
+}

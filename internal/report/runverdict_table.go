@@ -18,6 +18,20 @@ func writeRunVerdict(p printer, r *Report) {
 		p("CONTROL RUN: both arms of every ratio are go-mssqldb's own transport; nothing here is about the bridge\n")
 	}
 	p("ratio = bridged/native (or as named), median of per-round ratios; n/N = rounds in which the bridge was cheaper\n")
+	if len(v.Saves)+len(v.Same)+len(v.Worse)+len(v.WorseAlone) == 0 {
+		p("no ratio has the rounds to judge it: nothing said about savings or losses\n")
+	} else {
+		writeJudged(p, v)
+	}
+	if len(v.FewRounds) > 0 {
+		p("too few rounds to judge (fewer than %d; `make bench` runs 20):\n", v.MinRounds)
+		writeFindingLists(p, v.FewRounds, false)
+	}
+	p("detail: the Targets section and the tables above; how to read them: bench/README.md\n")
+}
+
+// writeJudged prints the verdict's judged ratios: saves, does not save, makes worse.
+func writeJudged(p printer, v *RunVerdict) {
 	if len(v.Saves) == 0 {
 		p("the bridge saves: nothing the rounds show\n")
 	} else {
@@ -44,11 +58,6 @@ func writeRunVerdict(p printer, r *Report) {
 		p("not worse for the run as a whole, though dearer with p < 0.05 on its own (chance does that about once in 40):\n")
 		writeFindingLists(p, v.WorseAlone, true)
 	}
-	if len(v.FewRounds) > 0 {
-		p("too few rounds to judge (fewer than %d; `make bench` runs 20):\n", v.MinRounds)
-		writeFindingLists(p, v.FewRounds, false)
-	}
-	p("detail: the Targets section and the tables above; how to read them: bench/README.md\n")
 }
 
 // writeFindingLists prints findings as wrapped lists, one per measure and arms, in order of
