@@ -12,8 +12,8 @@ CROSS       ?= windows/amd64 darwin/arm64 linux/arm64
 ## test: gofmt and go vet (here and for every CROSS platform), staticcheck, then every test
 ## twice: under the race detector, and without it, the pass in which the tests the detector
 ## excludes run (allocation counts such as prelogin's TestZeroAllocs and bridge's TestReadAllocs,
-## and reliability's TestCancelStorm: see reliability/cancel_test.go). Each pass ends with a line
-## counting the skipped tests by reason. Set
+## and reliability's TestCancelStorm: see reliability/cancel_test.go). Each pass ends with its
+## skipped tests counted by reason, the skips by design apart from what this machine lacks. Set
 ## TDSBRIDGE_REQUIRE_CLIENTS=1 to make a missing independent client (tsql, tedious, pytds) a
 ## failure instead of a skip, as .ci/run does.
 test: vet cross lint unit norace

@@ -154,6 +154,7 @@ func runBench(ctx context.Context, cfg *config, prog *progress) (rep *report.Rep
 	}
 	rep.Targets = checkTargets(rep)
 	rep.Worse, rep.RatiosChecked = worseCells(rep)
+	rep.Verdict = conclude(rep)
 	rep.Elapsed = time.Since(start).Round(time.Second).String()
 	return rep, err
 }

@@ -7,18 +7,24 @@ import (
 	"time"
 )
 
-// progress shows how far the measuring run is on stderr. On a terminal it rewrites one line in
-// place; elsewhere (a CI log) it prints a line only when the phase (the round) changes. It is
-// used from one goroutine.
+// progress shows how far the measuring run is on stderr, naming the cell and arm being measured.
+// On a terminal it rewrites one line in place (cut to ttyWidth, so that it never wraps and leaves
+// a stale row behind); elsewhere (a CI log) it prints a line each time the round or the cell
+// changes. It is used from one goroutine.
 type progress struct {
 	w     io.Writer
 	tty   bool
 	start time.Time
 	total int
 	done  int
-	phase string
-	width int // length of the line on screen, to blank it out
+	phase string // the round of the last step
+	cell  string // the cell of the last step
+	width int    // length of the line on screen, to blank it out
 }
+
+// ttyWidth is the longest progress line written on a terminal: the width of the narrowest
+// terminal it is meant for, less one column.
+const ttyWidth = 79
 
 // newProgress returns a progress writer to w, which is treated as a terminal if it is a
 // character device.
@@ -37,28 +43,33 @@ func (p *progress) begin(total int) {
 	p.start = time.Now()
 	p.total = total
 	p.done = 0
-	p.phase = ""
+	p.phase, p.cell = "", ""
 }
 
-// step reports that the next step, in phase, doing what, starts now.
-func (p *progress) step(phase, what string) {
+// step reports that the next step, in phase (the round), measuring arm of cell, starts now.
+func (p *progress) step(phase, cell, arm string) {
 	elapsed := time.Since(p.start)
 	eta := "?"
 	if p.done > 0 {
 		eta = fmtClock(time.Duration(float64(elapsed) / float64(p.done) * float64(p.total-p.done)))
 	}
-	line := fmt.Sprintf("bench: %s, step %d/%d, %s elapsed, %s left: %s", phase, p.done+1, p.total, fmtClock(elapsed), eta, what)
+	line := fmt.Sprintf("bench: %s, %s, %s (step %d/%d, %s elapsed, %s left)", phase, cell, arm, p.done+1, p.total, fmtClock(elapsed), eta)
 	p.done++
+	changed := phase != p.phase || cell != p.cell
+	p.phase, p.cell = phase, cell
 	if p.tty {
-		pad := max(p.width-len(line), 0)
+		if r := []rune(line); len(r) > ttyWidth {
+			line = string(r[:ttyWidth-1]) + "…"
+		}
+		n := len([]rune(line))
+		pad := max(p.width-n, 0)
 		fmt.Fprintf(p.w, "\r%s%*s", line, pad, "")
-		p.width = len(line)
+		p.width = n
 		return
 	}
-	if phase != p.phase {
+	if changed {
 		fmt.Fprintln(p.w, line)
 	}
-	p.phase = phase
 }
 
 // end finishes the run's progress display.

@@ -5,11 +5,12 @@ import (
 	"github.com/tdsbridge/tdsbridge/internal/report/reporttest"
 )
 
-// fakeReport is reporttest.Report with the Targets section and the worse cells the bench
-// computes from it.
+// fakeReport is reporttest.Report with the Targets section, the worse cells and the verdict the
+// bench computes from it.
 func fakeReport() *report.Report {
 	r := reporttest.Report()
 	r.Targets = checkTargets(r)
 	r.Worse, r.RatiosChecked = worseCells(r)
+	r.Verdict = conclude(r)
 	return r
 }

@@ -98,7 +98,7 @@ func runRounds(ctx context.Context, cells []*cellRunner, rounds int, budget time
 				}
 				for _, i := range armOrder(len(c.arms), r) {
 					a := c.arms[i]
-					prog.step(fmt.Sprintf("%s round %d/%d", c.result.Group, r+1, rounds), c.result.Name+": "+a.name)
+					prog.step(fmt.Sprintf("%s round %d/%d", c.result.Group, r+1, rounds), c.result.Name, a.name)
 					slice := max((groupBudget-time.Since(start))/time.Duration(left), minSlice)
 					left--
 					s, err := c.sample(ctx, a, slice)

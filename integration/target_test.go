@@ -43,8 +43,9 @@ func (tg target) dsn(params ...string) string {
 }
 
 // forEachTarget runs fn as a subtest for every available target. A target that is not available
-// here is a skipped subtest whose message says why and how to make it available, so that the
-// skip count of `make test` shows it.
+// here is a skipped subtest whose message says why and how to make it available, starting with
+// "missing: " so that the skip lines of `make test` (scripts/testsummary) count it as something
+// this machine lacks.
 func forEachTarget(t *testing.T, fn func(t *testing.T, tg target)) {
 	t.Helper()
 	list, missing := targets(t)
@@ -52,7 +53,7 @@ func forEachTarget(t *testing.T, fn func(t *testing.T, tg target)) {
 		t.Run(tg.name, func(t *testing.T) { fn(t, tg) })
 	}
 	for _, m := range missing {
-		t.Run(m.name, func(t *testing.T) { t.Skip(m.why) })
+		t.Run(m.name, func(t *testing.T) { t.Skip("missing: " + m.why) })
 	}
 }
 
@@ -73,7 +74,7 @@ func targets(t *testing.T) ([]target, []missingTarget) {
 	if dsn := os.Getenv("MSSQL_DSN"); dsn != "" {
 		list = append(list, target{name: "MSSQL_DSN", base: dsn, realServer: true})
 	} else {
-		missing = append(missing, missingTarget{"MSSQL_DSN", "MSSQL_DSN not set: not running against an external SQL Server"})
+		missing = append(missing, missingTarget{"MSSQL_DSN", "MSSQL_DSN not set: set it to a SQL Server's DSN to run the suites against that server too"})
 	}
 	if dsn, why := containerDSN(); dsn != "" {
 		list = append(list, target{name: "container", base: dsn, realServer: true})

@@ -92,14 +92,15 @@ type skipFataler interface {
 }
 
 // missingClient skips the test with a message naming the client and how to install it, or fails
-// it when requireClientsEnv is 1.
+// it when requireClientsEnv is 1. The skip message starts with "missing: ", which the skip lines
+// of `make test` (scripts/testsummary) count as something this machine lacks.
 func missingClient(t skipFataler, format string, args ...any) {
 	t.Helper()
 	if os.Getenv(requireClientsEnv) == "1" {
 		t.Fatalf("%s=1 and "+format, append([]any{requireClientsEnv}, args...)...)
 		return
 	}
-	t.Skipf(format, args...)
+	t.Skipf("missing: "+format+"; `bash .ci/run` installs every client", args...)
 }
 
 // lookTool returns the path of an installed program, or skips (fails, see missingClient) the
@@ -469,6 +470,9 @@ func TestMissingClientSwitch(t *testing.T) {
 			}
 			if !strings.Contains(got, msg) || other != "" {
 				t.Fatalf("skipped %q, failed %q", r.skipped, r.failed)
+			}
+			if require != "1" && !strings.HasPrefix(got, "missing: ") {
+				t.Fatalf("skip %q does not start with the prefix of what this machine lacks", got)
 			}
 			if require == "1" && !strings.Contains(got, requireClientsEnv+"=1") {
 				t.Fatalf("failure %q does not name the switch", got)

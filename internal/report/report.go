@@ -56,6 +56,7 @@ type Report struct {
 	Worse         []WorseCell `json:"worse_cells,omitempty"` // ratios significantly worse than their baseline
 	RatiosChecked int         `json:"ratios_checked"`        // ratios looked at for Worse
 	Idle          []*Idle     `json:"idle,omitempty"`        // heap per idle pooled connection
+	Verdict       *RunVerdict `json:"verdict,omitempty"`     // the run in a few lines
 }
 
 // Cell is one cell of the table: a workload measured with every arm. Fields marked "driver",

@@ -11,8 +11,9 @@ import (
 
 // WriteTable prints the report to w as readable tables: the run's context, the driver value cells
 // (per arm, then a summary with ratios, then the transport's part of the TLS figures), the
-// workload cells, the idle heap figure, the targets, the transport-only comparison and the
-// floor. Sections without cells are left out.
+// workload cells, the idle heap figure, the targets, the transport-only comparison, the floor,
+// and last the verdict (writeRunVerdict), what a reader of the run's end sees. Sections without
+// cells are left out.
 func WriteTable(w io.Writer, r *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
@@ -73,6 +74,9 @@ func WriteTable(w io.Writer, r *Report) error {
 				p("%s\t%s\t%s\t%s\n", c.Name, fmtStat(a.CPUPerMB), fmtStat(a.MBps), fmtMedian(a.Reads))
 			}
 		}
+	}
+	if r.Verdict != nil {
+		writeRunVerdict(p, r)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("report: write table: %w", err)
@@ -175,7 +179,8 @@ func writeIdle(p printer, r *Report) {
 // of the table is significantly worse than its baseline.
 func writeTargets(p printer, r *Report) {
 	p("\n== Targets: MET = the median meets the limit AND the rounds support it ==\n")
-	p("gain: better than the bound in >= 75%% of rounds or sign test p < 0.05; not worse: not worse with p < 0.05\n")
+	p("gain: better than the bound in >= 75%% of rounds or sign test p < 0.05; not worse: not worse with p < 0.05;\n")
+	p("not worse, Holm: not worse with p < 0.05 after Holm's adjustment over every ratio of the run\n")
 	for _, t := range r.Targets {
 		v := t.Measured
 		rel := "<="
@@ -187,8 +192,12 @@ func writeTargets(p printer, r *Report) {
 			verdict = "NOT MET: " + v.Why
 		}
 		lo, hi := v.Spread()
-		p("%s = %.3f [%.2f-%.2f], better %d/%d, p=%s; target %s %.2f (%s): %s\n", t.Name, v.Median, lo, hi,
-			v.Better, v.N, FormatP(v.P), rel, t.Limit, t.Kind, verdict)
+		holm := ""
+		if t.Kind == TargetNotWorseRun {
+			holm = ", Holm-adjusted p=" + FormatP(v.HolmP)
+		}
+		p("%s = %.3f [%.2f-%.2f], better %d/%d, p=%s%s; target %s %.2f (%s): %s\n", t.Name, v.Median, lo, hi,
+			v.Better, v.N, FormatP(v.P), holm, rel, t.Limit, t.Kind, verdict)
 	}
 	if r.RatiosChecked > 0 {
 		if len(r.Worse) == 0 {

@@ -6,9 +6,8 @@ import (
 	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
-// A Target is a goal on a per-round ratio (client CPU per byte of a candidate arm over a
-// baseline, a transport arm over the floor, or MB/s of two arms) with the verdict of the run's
-// rounds on it. Targets are reported, never enforced. Bench's checkTargets sets them and states
+// A Target is a goal on a per-round ratio (client CPU per byte, or read system calls per MiB, of a
+// candidate arm over a baseline) with the verdict of the run's rounds on it. Targets are reported, never enforced. Bench's checkTargets sets them and states
 // the rule that gives the verdict; this package only carries and prints them.
 type Target struct {
 	Name     string     `json:"name"` // what the target is, e.g. "TLS, varbinary/4096: bridged/native CPU per MiB"
@@ -23,8 +22,9 @@ type Target struct {
 type TargetKind uint8
 
 const (
-	TargetGain     TargetKind = iota // a gain: most rounds better, or a significant sign test
-	TargetNotWorse                   // no loss: the rounds do not show the candidate worse
+	TargetGain        TargetKind = iota // a gain: most rounds better, or a significant sign test
+	TargetNotWorse                      // no loss: the rounds do not show the candidate worse
+	TargetNotWorseRun                   // no loss for the run as a whole: not worse with Holm's adjustment
 )
 
 // String names the kind as the table prints it.
@@ -34,6 +34,8 @@ func (k TargetKind) String() string {
 		return "gain"
 	case TargetNotWorse:
 		return "not worse"
+	case TargetNotWorseRun:
+		return "not worse, Holm"
 	default:
 		return fmt.Sprintf("TargetKind(%d)", uint8(k))
 	}
@@ -44,7 +46,7 @@ func (k TargetKind) MarshalText() ([]byte, error) { return []byte(k.String()), n
 
 // UnmarshalText reads a kind's name back.
 func (k *TargetKind) UnmarshalText(b []byte) error {
-	for _, c := range []TargetKind{TargetGain, TargetNotWorse} {
+	for _, c := range []TargetKind{TargetGain, TargetNotWorse, TargetNotWorseRun} {
 		if string(b) == c.String() {
 			*k = c
 			return nil
@@ -59,8 +61,10 @@ type Verdict struct {
 	Better        int     `json:"better"`      // rounds whose ratio beat the bound
 	Worse         int     `json:"worse"`       // rounds whose ratio was on the wrong side of the bound
 	P             float64 `json:"sign_test_p"` // two-sided sign test of Better against Worse
-	Met           bool    `json:"met"`
-	Why           string  `json:"why,omitempty"` // which condition failed, when not met
+	// HolmP is P adjusted by Holm's method over every ratio of the run; set for TargetNotWorseRun.
+	HolmP float64 `json:"holm_p,omitempty"`
+	Met   bool    `json:"met"`
+	Why   string  `json:"why,omitempty"` // which condition failed, when not met
 }
 
 // WorseCell is a ratio of the table that shows the candidate significantly worse than its

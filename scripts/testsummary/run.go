@@ -33,7 +33,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	readErr := feed(s, pipe)
 	waitErr := cmd.Wait()
 
-	fmt.Fprintln(stdout, s.skipLine())
+	for _, l := range s.skipLines() {
+		fmt.Fprintln(stdout, l)
+	}
 	for _, l := range s.failLines() {
 		fmt.Fprintln(stdout, l)
 	}

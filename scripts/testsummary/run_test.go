@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -40,8 +42,8 @@ func TestFail(t *testing.T) {
 	t.Error("boom")
 }
 
-func TestSkipA(t *testing.T) { t.Skip("client missing") }
-func TestSkipB(t *testing.T) { t.Skip("client missing") }
+func TestSkipA(t *testing.T) { t.Skip("missing: client (install it)") }
+func TestSkipB(t *testing.T) { t.Skip("missing: client (install it)") }
 func TestSkipNoReason(t *testing.T) { t.SkipNow() }
 
 func TestParent(t *testing.T) {
@@ -70,7 +72,9 @@ func TestRunReportsFailuresAndSkips(t *testing.T) {
 	for _, want := range []string{
 		"diagnostic line", "boom", "--- FAIL: TestFail",
 		"FAIL\texample.com/m/a", "ok  \texample.com/m/b",
-		"\n4 skipped: client missing (2), no reason given (1), sub skipped (1)\n",
+		"\n4 skipped: 2 by design, 2 for what this machine lacks\n" +
+			"  by design: no reason given (1), sub skipped (1)\n" +
+			"  missing (2): client (install it)\n",
 		"\n1 failed: TestFail (example.com/m/a)\n",
 	} {
 		if !strings.Contains(got, want) {
@@ -92,7 +96,7 @@ func TestRunPassing(t *testing.T) {
 	if code != 0 {
 		t.Errorf("exit status %d, want 0\n%s%s", code, out.String(), errOut.String())
 	}
-	if !strings.HasSuffix(out.String(), "\n1 skipped: client missing (1)\n") {
+	if !strings.HasSuffix(out.String(), "\n1 skipped: 0 by design, 1 for what this machine lacks\n  missing (1): client (install it)\n") {
 		t.Errorf("output does not end with the skip line:\n%s", out.String())
 	}
 }
@@ -144,6 +148,42 @@ func TestSkipReason(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := skipReason(tt.lines); got != tt.want {
 				t.Errorf("skipReason = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSkipLines checks the grouping of skip reasons: what this machine lacks ("missing: ")
+// apart from the skips by design, each group by count.
+func TestSkipLines(t *testing.T) {
+	tests := map[string]struct {
+		reasons []string
+		want    []string
+	}{
+		"none": {nil, []string{"0 skipped"}},
+		"by design only": {[]string{"helper process", "runs in full mode only", "runs in full mode only"},
+			[]string{"3 skipped, all by design: runs in full mode only (2), helper process (1); nothing missing on this machine"}},
+		"both": {[]string{"helper process", "missing: MSSQL_DSN not set (set it)", "missing: no Docker engine (start one)",
+			"missing: no Docker engine (start one)", "helper process", "race-excluded"},
+			[]string{
+				"6 skipped: 3 by design, 3 for what this machine lacks",
+				"  by design: helper process (2), race-excluded (1)",
+				"  missing (2): no Docker engine (start one)",
+				"  missing (1): MSSQL_DSN not set (set it)",
+			}},
+		"missing only": {[]string{"missing: tsql not installed (install freetds-bin)"},
+			[]string{"1 skipped: 0 by design, 1 for what this machine lacks", "  missing (1): tsql not installed (install freetds-bin)"}},
+		// The prefix counts only at the start: a reason that merely contains it is by design.
+		"prefix inside": {[]string{"runs when missing: nothing"}, []string{"1 skipped, all by design: runs when missing: nothing (1); nothing missing on this machine"}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := newSummary(io.Discard)
+			for _, r := range tt.reasons {
+				s.skip(r)
+			}
+			if got := s.skipLines(); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("skipLines =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
 	}
