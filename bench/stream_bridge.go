@@ -14,7 +14,7 @@ import (
 // role, switches it to passthrough, then streams.
 func (s *streamServer) serveBridge(c net.Conn) error {
 	bc := &burstConn{Conn: c}
-	b, tc := bridge.Server(bc, s.tlsConfig(), false, bridge.Options{})
+	b, tc := bridge.Server(bc, s.tlsConfig(), bridge.Options{})
 	if err := tc.Handshake(); err != nil {
 		return fmt.Errorf("bridge handshake: %w", err)
 	}
@@ -55,7 +55,7 @@ func (ts *transportSetup) dialBridgeTLS(ctx context.Context, recordSize int) (*t
 	if err != nil {
 		return nil, nil, err
 	}
-	b, tc := bridge.Client(raw, ts.clientConfig(), false, bridge.Options{})
+	b, tc := bridge.Client(raw, ts.clientConfig(), bridge.Options{})
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = b.Close()
 		return nil, nil, fmt.Errorf("bridge handshake: %w", err)

@@ -91,7 +91,7 @@
 //
 // # Typical client use
 //
-//	b, tc := bridge.Client(raw, cfg, false, bridge.Options{}) // tc = tls.Client(b, ...)
+//	b, tc := bridge.Client(raw, cfg, bridge.Options{}) // tc = tls.Client(b, ...)
 //	if err := tc.HandshakeContext(ctx); err != nil { ... }
 //	if err := b.StartPassthrough(); err != nil { ... }
 //	r := bridge.NewReader(tc, b, 64<<10) // reads; tc.Write for writes

@@ -100,7 +100,7 @@ func (c *conn) startStrict(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b, tc := bridge.Client(c.raw, cfg, true, bridge.Options{Direct: true})
+	b, tc := bridge.Client(c.raw, cfg, bridge.Options{Direct: true})
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return handshakeError(c.handshakeFacts(cfg, true), err)
 	}
@@ -188,7 +188,7 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 	// Login-only is TLS 1.2 at most: a TLS 1.3 server sends session tickets after the
 	// handshake, as records the switch to plaintext would hand the driver as TDS bytes.
 	allow13 := c.settings.allowTLS13(cfg) && outcome == prelogin.OutcomeFull
-	b, tc := bridge.Client(c.raw, cfg, allow13, bridge.Options{})
+	b, tc := bridge.Client(c.raw, cfg, bridge.Options{AllowTLS13: allow13})
 	c.bridge = b
 	c.target.Store(&connRef{b})
 	if err := tc.Handshake(); err != nil {
