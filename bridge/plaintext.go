@@ -22,32 +22,3 @@ package bridge
 func (c *Conn) StartPlaintext() error {
 	return c.start(StatePlaintext, "StartPlaintext")
 }
-
-// readPlaintext serves raw bytes from the read-ahead buffer. Only when the
-// buffer is empty does it read the socket, with one Read: straight into p
-// when p is at least as large as the buffer, otherwise into the buffer.
-// Called with rmu held.
-func (c *Conn) readPlaintext(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	for c.ra.buffered() == 0 {
-		if c.rerr != nil {
-			return 0, c.rerr
-		}
-		if len(p) >= c.pool.size {
-			n, err := c.raw.Read(p)
-			if n > 0 {
-				return n, nil
-			}
-			if err != nil {
-				return 0, c.readError(err, "bridge: plaintext: read")
-			}
-			continue
-		}
-		if err := c.ra.fill(c.raw); err != nil {
-			return 0, c.readError(err, "bridge: plaintext: read")
-		}
-	}
-	return c.ra.readRaw(p), nil
-}

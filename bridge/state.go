@@ -129,7 +129,7 @@ func (c *Conn) start(to State, name string) error {
 		return c.stickyErr(from)
 	case !canTransition(from, to):
 		return fmt.Errorf("bridge: %s in state %v: %w", name, from, ErrState)
-	case to == StatePlaintext && c.batch > 0:
+	case to == StatePlaintext && c.ra.coalesce > 0:
 		return fmt.Errorf("bridge: %s after CoalesceRecords: %w", name, ErrState)
 	case from == StateHandshake:
 		if err := c.leaveHandshake(to, name); err != nil {
@@ -140,7 +140,7 @@ func (c *Conn) start(to State, name string) error {
 		return err
 	}
 	if to == StatePlaintext {
-		c.ra.resetRecords()
+		c.ra.plain = true
 	}
 	return nil
 }
