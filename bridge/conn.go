@@ -20,12 +20,7 @@ import (
 // State, the deadline methods and the address methods may be called at any
 // time, and Close unblocks a Read and a Write blocked in other goroutines.
 // StartPassthrough and StartPlaintext must not run concurrently with Read.
-//
-// Errors: in handshake mode the first error fails the Conn (StateFailed)
-// and every later call returns it. In passthrough and plaintext mode a
-// permanent socket error is sticky for its own direction only, so that a
-// failed Write does not hide bytes already read ahead; io.EOF is returned
-// as is, and timeouts are never sticky.
+// Which errors are sticky is in the package documentation ("States").
 type Conn struct {
 	raw  net.Conn
 	role Role

@@ -86,7 +86,7 @@
 //	if err := b.StartPassthrough(); err != nil { ... }
 //	r := bridge.NewReader(tc, b, 64<<10) // reads; tc.Write for writes
 //
-// or, to read tc directly (small reads, as a database driver makes):
+// or, to read tc itself (small reads, as a database driver makes):
 //
 //	if err := b.CoalesceRecords(tc.ConnectionState()); err != nil { ... }
 //

@@ -29,7 +29,7 @@ func (c *Conn) StartPassthrough() error {
 // after the record it must serve, the records that follow in the
 // read-ahead buffer while they are application data longer than the
 // empty-record threshold of cs, the last one possibly in part (the rule is
-// readAhead.hand). A tls.Conn read directly then reads the bridge once per
+// readAhead.hand). A tls.Conn read on its own then reads the bridge once per
 // socket read rather than once per record: fewer calls, and fewer of the
 // small allocations crypto/tls makes per read of its underlying conn. A
 // Read still never waits for bytes it was not asked for, never hands over

@@ -5,10 +5,10 @@ import (
 	"errors"
 )
 
-// DefaultMaxRead is the most a Reader returns from one Read when NewReader
+// defaultMaxRead is the most a Reader returns from one Read when NewReader
 // is given a maxRead of 0. (It bounds one Read of the Reader; the bridge's
 // own buffer is Options.ReadAheadSize.)
-const DefaultMaxRead = 16 << 10
+const defaultMaxRead = 16 << 10
 
 // Empty-record thresholds: the largest record length field (L) an empty
 // application-data record can have (docs/protocol.md, section
@@ -66,10 +66,10 @@ type Reader struct {
 
 // NewReader returns a coalescing Reader over tc, which must be a tls.Conn
 // whose underlying conn is b. maxRead bounds what one Read returns; 0 or
-// less means DefaultMaxRead.
+// less means 16 KiB.
 func NewReader(tc *tls.Conn, b *Conn, maxRead int) *Reader {
 	if maxRead <= 0 {
-		maxRead = DefaultMaxRead
+		maxRead = defaultMaxRead
 	}
 	return &Reader{tc: tc, b: b, maxRead: maxRead}
 }
