@@ -1,7 +1,6 @@
 package mssqlbridge
 
 import (
-	"encoding/binary"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -53,11 +52,14 @@ var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, batchSize); ret
 // later packet: a header whose length is len(p), a type a client sends in several packets,
 // and no EOM.
 func continues(p []byte) bool {
-	if len(p) < tds.HeaderSize || int(binary.BigEndian.Uint16(p[2:4])) != len(p) ||
-		tds.Status(p[1])&tds.StatusEOM != 0 {
+	if len(p) < tds.HeaderSize {
 		return false
 	}
-	switch tds.PacketType(p[0]) {
+	h, err := tds.ParseHeader(p)
+	if err != nil || int(h.Length) != len(p) || h.Status&tds.StatusEOM != 0 {
+		return false
+	}
+	switch h.Type {
 	case tds.TypeSQLBatch, tds.TypeRPC, tds.TypeBulkLoad, tds.TypeTransactionManager, tds.TypeLogin7:
 		return true
 	}

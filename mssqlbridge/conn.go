@@ -74,10 +74,9 @@ var allowedTransitions = [...]uint8{
 type conn struct {
 	raw      net.Conn
 	settings *settings
-	host     string                  // the host the driver dialed: certificate checks use it
-	dialCtx  context.Context         // bounds the PRELOGIN exchange; dropped when it ends (see negotiate)
-	strict   bool                    // TDS 8.0: TLS ran on dial
-	target   atomic.Pointer[connRef] // where deadlines go: the socket, then the bridge
+	host     string          // the host the driver dialed: certificate checks use it
+	dialCtx  context.Context // bounds the PRELOGIN exchange; dropped when it ends (see negotiate)
+	strict   bool            // TDS 8.0: TLS ran on dial
 
 	smu   sync.Mutex    // guards transitions
 	st    atomic.Uint32 // state; written only by transition
@@ -116,9 +115,9 @@ type conn struct {
 	// in serves every Read after the PRELOGIN reply: the tls.Conn in full encryption (see
 	// readTLS), the bridge in plaintext mode otherwise. Set like pending; read-only afterwards.
 	in io.Reader
-	// direct is set, under rmu, once the reply is served and the mode settled: from then on
+	// settled is set, under rmu, once the reply is served and the mode settled: from then on
 	// Read goes to in without taking rmu.
-	direct atomic.Bool
+	settled atomic.Bool
 	// dead is the first error other than a timeout that a Read got from the layer below: the
 	// connection ended; the next request fails before sending (see checkAlive).
 	dead atomic.Pointer[error]
@@ -129,8 +128,6 @@ type conn struct {
 	// connecttrace.go), then is nil. Set before the conn is returned, then guarded by wmu.
 	trace *connTrace
 }
-
-type connRef struct{ net.Conn }
 
 func newConn(ctx context.Context, raw net.Conn, s *settings, host string) *conn {
 	c := &conn{
@@ -145,9 +142,8 @@ func newConn(ctx context.Context, raw net.Conn, s *settings, host string) *conn 
 	}
 	c.sys = rawConnOf(raw)
 	c.raw = &socket{Conn: raw, rdl: &c.rdl, out: &c.out}
-	c.target.Store(&connRef{raw})
-	c.rdl.set = func(t time.Time) error { return c.target.Load().SetReadDeadline(t) }
-	c.wdl.set = func(t time.Time) error { return c.target.Load().SetWriteDeadline(t) }
+	c.rdl.set = raw.SetReadDeadline
+	c.wdl.set = raw.SetWriteDeadline
 	return c
 }
 
@@ -257,7 +253,7 @@ func (c *conn) Write(p []byte) (int, error) {
 // Read reads plaintext TDS bytes: first the (patched) PRELOGIN reply, then what the server
 // sends. In full encryption the driver's Read goes straight to the tls.Conn, which decrypts
 // into its own buffer and copies into p, as with go-mssqldb's own TLS; the bridge under it
-// reads the socket in large reads and hands crypto/tls complete records in batches (see
+// reads the socket in large reads and hands crypto/tls several complete records per read (see
 // readTLS). In plaintext it goes to the bridge, whose read-ahead buffer serves it. No copy is
 // made here. A Read before the PRELOGIN exchange, or in login-only mode a Read past the
 // PRELOGIN reply before the LOGIN7 packet is sent, waits for it. p may be any size; a Read
@@ -266,12 +262,10 @@ func (c *conn) Write(p []byte) (int, error) {
 // a read needs the socket (see socket).
 //
 // Once the reply is served and the mode settled (full or plaintext), Read is one call to c.in
-// (the tls.Conn or the bridge, whose own locks serialize Reads) and nothing else, with a frame
-// as small as it can be: go-mssqldb reads every response in a new goroutine, and a deeper path
-// to the socket makes the runtime grow that goroutine's stack a second time on every query
-// (see "Stack depth" in package bridge).
+// (the tls.Conn or the bridge, whose own locks serialize Reads) and nothing else, so that the
+// path to the socket stays shallow (see "Stack depth" in bridge/doc.go).
 func (c *conn) Read(p []byte) (int, error) {
-	if c.direct.Load() {
+	if c.settled.Load() {
 		n, err := c.in.Read(p)
 		if err != nil {
 			return n, c.readErr(err)
@@ -283,7 +277,7 @@ func (c *conn) Read(p []byte) (int, error) {
 
 // readSlow is Read until the conn serves reads directly from c.in: it waits for the PRELOGIN
 // exchange, serves the reply, waits in login-only mode for the switch to plaintext, then reads
-// through c.in and sets c.direct.
+// through c.in and sets c.settled.
 func (c *conn) readSlow(p []byte) (int, error) {
 	// Once the mode is settled: no channel operations.
 	settled := func(s state) bool { return s == stateFull || s == statePlain }
@@ -310,7 +304,7 @@ func (c *conn) readSlow(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	c.direct.Store(true)
+	c.settled.Store(true)
 	n, err := c.in.Read(p)
 	if err != nil {
 		err = c.readErr(err)
@@ -329,7 +323,7 @@ func (c *conn) readErr(err error) error {
 }
 
 // readTLS makes every later Read go to tc, a tls.Conn running on the bridge b in passthrough
-// mode, which from now on hands tc the complete application-data records it holds in batches.
+// mode, which from now on hands tc several complete application-data records per read.
 // Called before the conn leaves stateNew.
 func (c *conn) readTLS(tc *tls.Conn, b *bridge.Conn) error {
 	if err := b.CoalesceRecords(tc.ConnectionState()); err != nil {
