@@ -54,18 +54,30 @@ func (f *faultCounter) accepted() int {
 	return f.conns
 }
 
-// queryCtx runs SELECT 1, or the 1 MiB query when big, on q with a bounded context.
+// queryCtx runs SELECT 1, or the 1 MiB query when big, on q with a bounded context, and reads
+// its rows to the end: go-mssqldb's Rows.Close before the end sends an ATTENTION and waits for
+// its acknowledgement, so the connection would not be idle when the test says it is.
 func queryCtx(q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }, big bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	query := "SELECT 1"
 	if big {
-		var s string
-		return q.QueryRowContext(ctx, "SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 524288)").Scan(&s)
+		query = "SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 524288)"
 	}
-	var n int
-	return q.QueryRowContext(ctx, "SELECT 1").Scan(&n)
+	rows, err := q.QueryContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var v any
+	for rows.Next() {
+		if err := rows.Scan(&v); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // TestDeadPooledConnection: in every encryption mode, a pooled connection that the server
