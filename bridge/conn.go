@@ -5,9 +5,9 @@ import (
 	"io"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/tdsbridge/tdsbridge/internal/fsm"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
@@ -26,10 +26,7 @@ type Conn struct {
 	role Role
 	pool *bufPool // read-ahead buffers of the configured size
 
-	// state is the current State; written only by transition, under smu.
-	state atomic.Uint32
-	smu   sync.Mutex
-	err   error // first permanent error (StateFailed); protected by smu
+	sm fsm.Machine[State] // the state, changed only by transition; the sticky error of StateFailed
 
 	// Read side, protected by rmu.
 	rmu  sync.Mutex
@@ -66,9 +63,10 @@ func New(raw net.Conn, opts Options) *Conn {
 	c := &Conn{raw: raw, role: opts.Role, pool: poolFor(max(opts.ReadAheadSize, DefaultReadAheadSize))}
 	if opts.Direct {
 		c.ra.init(c.pool, nil)
-		c.state.Store(uint32(StatePassthrough))
+		c.sm.Init(transitions, StateFailed, StatePassthrough)
 		return c
 	}
+	c.sm.Init(transitions, StateFailed, StateHandshake)
 	allowed := tds.Types(tds.TypePrelogin)
 	if opts.Role == RoleClient {
 		allowed = tds.Types(tds.TypePrelogin, tds.TypeTabularResult)
@@ -83,7 +81,7 @@ func New(raw net.Conn, opts Options) *Conn {
 
 // State returns the current state. It may change as soon as it returns
 // (Close from another goroutine, a failure).
-func (c *Conn) State() State { return State(c.state.Load()) }
+func (c *Conn) State() State { return c.sm.State() }
 
 // TryIdle calls f with the number of bytes the bridge has read from the socket in passthrough
 // or plaintext mode and not yet handed to a Read, but only when no Read is in progress; while f

@@ -1,6 +1,10 @@
 package bridge
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/tdsbridge/tdsbridge/internal/fsm"
+)
 
 // State is the mode a Conn is in. The zero value is StateHandshake.
 //
@@ -49,9 +53,9 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", uint8(s))
 }
 
-// allowedTransitions[from] is the set of states a Conn may move to from
-// state from, as a bit set indexed by State.
-var allowedTransitions = [...]uint8{
+// transitions[from] is the set of states a Conn may move to from state
+// from, as a bit set indexed by State.
+var transitions = fsm.Table{
 	StateHandshake:   1<<StatePassthrough | 1<<StatePlaintext | 1<<StateFailed | 1<<StateClosed,
 	StatePassthrough: 1<<StatePlaintext | 1<<StateClosed,
 	StatePlaintext:   1 << StateClosed,
@@ -59,34 +63,22 @@ var allowedTransitions = [...]uint8{
 	StateClosed:      0,
 }
 
-// canTransition reports whether a Conn may move from one state to another.
-func canTransition(from, to State) bool {
-	return int(from) < len(allowedTransitions) && int(to) < 8 && allowedTransitions[from]&(1<<to) != 0
-}
-
-// transition is the one place where a Conn changes state. It moves c to
-// state to if the table allows it. Entering StateFailed records cause as
-// the sticky error. On a refused move it returns the error a caller in the
+// transition is the one place where a Conn changes state: it moves c to
+// state to if the table allows it, entering StateFailed with cause as the
+// sticky error. On a refused move it returns the error a caller in the
 // current state should see: the sticky error when failed, errClosed when
 // closed, otherwise an error wrapping ErrState.
 func (c *Conn) transition(to State, cause error) error {
-	c.smu.Lock()
-	defer c.smu.Unlock()
-	from := State(c.state.Load())
-	if !canTransition(from, to) {
-		switch from {
-		case StateFailed:
-			return c.err
-		case StateClosed:
-			return errClosed
-		}
-		return fmt.Errorf("bridge: cannot go from %v to %v: %w", from, to, ErrState)
+	from, ok := c.sm.Move(to, cause, nil)
+	switch {
+	case ok:
+		return nil
+	case from == StateFailed:
+		return c.sm.Err()
+	case from == StateClosed:
+		return errClosed
 	}
-	if to == StateFailed {
-		c.err = cause
-	}
-	c.state.Store(uint32(to))
-	return nil
+	return fmt.Errorf("bridge: cannot go from %v to %v: %w", from, to, ErrState)
 }
 
 // fail moves c to StateFailed with err as the sticky error, unless c has
@@ -102,15 +94,10 @@ func (c *Conn) fail(err error) error {
 // stickyErr returns the error for a call made in state s, which must be
 // StateFailed or StateClosed.
 func (c *Conn) stickyErr(s State) error {
-	if s == StateClosed {
+	if s == StateClosed || c.State() == StateClosed {
 		return errClosed
 	}
-	c.smu.Lock()
-	defer c.smu.Unlock()
-	if State(c.state.Load()) == StateClosed {
-		return errClosed
-	}
-	return c.err
+	return c.sm.Err()
 }
 
 // start moves c to StatePassthrough or StatePlaintext on behalf of the
@@ -127,7 +114,7 @@ func (c *Conn) start(to State, name string) error {
 	switch {
 	case from == StateFailed || from == StateClosed:
 		return c.stickyErr(from)
-	case !canTransition(from, to):
+	case transitions[from]&(1<<to) == 0:
 		return fmt.Errorf("bridge: %s in state %v: %w", name, from, ErrState)
 	case to == StatePlaintext && c.ra.coalesce > 0:
 		return fmt.Errorf("bridge: %s after CoalesceRecords: %w", name, ErrState)

@@ -13,18 +13,19 @@ import (
 	"time"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/fsm"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
 // state is the mode of a conn. The only way a conn changes state is conn.transition, which
-// checks every move against allowedTransitions:
+// checks every move against transitions:
 //
 //	stateNew ──PRELOGIN exchanged──┬─> stateFull ─────────┐
 //	   │                           ├─> stateLoginOnly ──┐ │
 //	   │                           └─> statePlain <─────┘ │ (first LOGIN7 packet sent)
 //	   └──refused──> stateFailed                          │
 //	any state ──Close──> stateClosed <────────────────────┘
-type state uint32
+type state uint8
 
 const (
 	// stateNew: nothing has been exchanged with the server yet, except in strict mode, where
@@ -50,10 +51,10 @@ func (s state) String() string {
 	if int(s) < len(stateNames) {
 		return stateNames[s]
 	}
-	return fmt.Sprintf("state(%d)", uint32(s))
+	return fmt.Sprintf("state(%d)", uint8(s))
 }
 
-var allowedTransitions = [...]uint8{
+var transitions = fsm.Table{
 	stateNew:       1<<stateFull | 1<<stateLoginOnly | 1<<statePlain | 1<<stateFailed | 1<<stateClosed,
 	stateFull:      1 << stateClosed,
 	stateLoginOnly: 1<<statePlain | 1<<stateFailed | 1<<stateClosed,
@@ -78,12 +79,10 @@ type conn struct {
 	dialCtx  context.Context // bounds the PRELOGIN exchange; dropped when it ends (see negotiate)
 	strict   bool            // TDS 8.0: TLS ran on dial
 
-	smu   sync.Mutex    // guards transitions
-	st    atomic.Uint32 // state; written only by transition
-	err   error         // sticky error of stateFailed; set before the transition
-	ready chan struct{} // closed when the conn leaves stateNew
-	plain chan struct{} // closed when the conn leaves stateLoginOnly (or never enters it)
-	done  chan struct{} // closed by Close
+	sm    fsm.Machine[state] // changed only by transition; the sticky error of stateFailed
+	ready chan struct{}      // closed when the conn leaves stateNew
+	plain chan struct{}      // closed when the conn leaves stateLoginOnly (or never enters it)
+	done  chan struct{}      // closed by Close
 
 	// Set during negotiation (tlsConn and bridge in strict mode: at dial), before ready is
 	// closed; read-only afterwards.
@@ -140,6 +139,7 @@ func newConn(ctx context.Context, raw net.Conn, s *settings, host string) *conn 
 		plain:    make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	c.sm.Init(transitions, stateFailed, stateNew)
 	c.sys = rawConnOf(raw)
 	c.raw = &socket{Conn: raw, rdl: &c.rdl, out: &c.out}
 	c.rdl.set = raw.SetReadDeadline
@@ -147,43 +147,33 @@ func newConn(ctx context.Context, raw net.Conn, s *settings, host string) *conn 
 	return c
 }
 
-func (c *conn) state() state { return state(c.st.Load()) }
+func (c *conn) state() state { return c.sm.State() }
 
 // transition is the one place where a conn changes state. It refuses moves the table does not
 // allow and reports whether it moved. Entering stateFailed records cause as the sticky error.
 func (c *conn) transition(to state, cause error) bool {
-	c.smu.Lock()
-	defer c.smu.Unlock()
-	from := c.state()
-	if allowedTransitions[from]&(1<<to) == 0 {
-		return false
-	}
-	if to == stateFailed {
-		c.err = cause
-	}
-	c.st.Store(uint32(to))
-	if from == stateNew {
-		close(c.ready)
-	}
-	if from == stateLoginOnly || (from == stateNew && to != stateLoginOnly) {
-		close(c.plain)
-	}
-	if to == stateClosed {
-		close(c.done)
-	}
-	if to == stateFailed || to == stateClosed {
-		releaseChannelSlot(c)
-	}
-	return true
+	_, ok := c.sm.Move(to, cause, func(from state) {
+		if from == stateNew {
+			close(c.ready)
+		}
+		if from == stateLoginOnly || (from == stateNew && to != stateLoginOnly) {
+			close(c.plain)
+		}
+		if to == stateClosed {
+			close(c.done)
+		}
+		if to == stateFailed || to == stateClosed {
+			releaseChannelSlot(c)
+		}
+	})
+	return ok
 }
 
 // stickyErr returns the error a call should see in state s, or nil if the call may proceed.
 func (c *conn) stickyErr(s state) error {
 	switch s {
 	case stateFailed:
-		c.smu.Lock()
-		defer c.smu.Unlock()
-		return c.err
+		return c.sm.Err()
 	case stateClosed:
 		return errClosed
 	}
