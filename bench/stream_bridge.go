@@ -34,9 +34,9 @@ func (ts *transportSetup) dialBridge(ctx context.Context, recordSize int) (io.Re
 	return bridge.NewReader(tc, b, 64<<10), tc, nil
 }
 
-// dialBridgeDirect connects as dialBridge does, then calls CoalesceRecords, and the arm reads
+// dialBridgeCoalesce connects as dialBridge does, then calls CoalesceRecords, and the arm reads
 // the tls.Conn itself: the path mssqlbridge's driver reads take in full encryption.
-func (ts *transportSetup) dialBridgeDirect(ctx context.Context, recordSize int) (io.Reader, net.Conn, error) {
+func (ts *transportSetup) dialBridgeCoalesce(ctx context.Context, recordSize int) (io.Reader, net.Conn, error) {
 	tc, b, err := ts.dialBridgeTLS(ctx, recordSize)
 	if err != nil {
 		return nil, nil, err

@@ -155,7 +155,7 @@ func checkTargets(r *report.Report) []report.Target {
 		}
 	}
 	for _, c := range r.CellsOf(report.GroupTransport) {
-		for _, arm := range []string{report.ArmBridge, report.ArmBridgeDirect} {
+		for _, arm := range []string{report.ArmBridge, report.ArmBridgeCoalesce} {
 			if c.Arm(arm) == nil {
 				continue
 			}

@@ -16,12 +16,7 @@
 //
 // The switch (StartPassthrough, StartPlaintext) sends the flight the TLS
 // layer wrote after its last read, which the peer still waits for as a
-// PRELOGIN message (the TLS 1.3 client Finished, a resumed TLS 1.2
-// client's Finished, a TLS 1.2 server's final flight). One exception: a
-// TLS 1.3 server that asked for a client certificate writes its session
-// tickets after the client's Finished, when the client has switched
-// already; such post-handshake records (the flight starts with an
-// application-data record) go out raw.
+// PRELOGIN message (see StartPassthrough).
 //
 // Passthrough (StatePassthrough): after the handshake every TLS record goes
 // straight to the socket. Write passes the caller's slice to one socket

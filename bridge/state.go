@@ -9,28 +9,23 @@ import (
 // State is the mode a Conn is in. The zero value is StateHandshake.
 //
 // The only way a Conn changes state is Conn.transition, which checks every
-// move against allowedTransitions; see the diagram in the package
+// move against transitions; see the diagram in the package
 // documentation.
 type State uint8
 
 const (
 	// StateHandshake: TLS handshake bytes travel as the payload of
-	// PRELOGIN packets. Write buffers a flight; Read sends it and reads
-	// the peer's next message.
+	// PRELOGIN packets.
 	StateHandshake State = iota
 	// StatePassthrough: TLS records go straight to and from the socket.
-	// Read hands the TLS layer at most one record per call from the
-	// read-ahead buffer; Write passes the caller's slice to the socket.
 	StatePassthrough
-	// StatePlaintext: raw bytes in both directions (login-only encryption
-	// after the first LOGIN7 packet, or a connection without TLS). Read
-	// serves the read-ahead buffer without record framing.
+	// StatePlaintext: raw bytes in both directions.
 	StatePlaintext
 	// StateFailed: a permanent error happened in handshake mode (socket,
 	// framing, packet type, EOF; also while StartPassthrough or
 	// StartPlaintext sends the last flight); every later call returns it
 	// (sticky). Only Close leaves this state. In passthrough and plaintext
-	// mode permanent errors are sticky per direction instead (see Conn).
+	// mode permanent errors are sticky per direction instead.
 	StateFailed
 	// StateClosed: Close was called. Every later call returns an error
 	// that matches net.ErrClosed.
