@@ -191,3 +191,59 @@ func BenchmarkConnRead(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRoundTrip measures a small exchange over loopback TCP, as a
+// query and its short answer: the client writes 64 bytes, the server
+// answers with one 300-byte record, and the client reads it as go-mssqldb
+// reads a packet (an 8-byte header, then the body), through a tls.Conn on
+// the socket ("tls") or on the bridge after CoalesceRecords ("coalesce").
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, impl := range []string{"tls", "coalesce"} {
+		b.Run(impl, func(b *testing.B) {
+			small, _ := pkis(b)
+			c, s := tcpPair(b)
+			ccfg, scfg := pairConfig{pki: small, tls13: true}.configs()
+			srv := tls.Server(s, scfg)
+			go func() {
+				req, resp := make([]byte, 64), make([]byte, 300)
+				for {
+					if _, err := io.ReadFull(srv, req); err != nil {
+						return
+					}
+					if _, err := srv.Write(resp); err != nil {
+						return
+					}
+				}
+			}()
+			var conn net.Conn = c
+			var bc *Conn
+			if impl == "coalesce" {
+				bc = New(c, Options{Direct: true})
+				conn = bc
+			}
+			tc := tls.Client(conn, ccfg)
+			defer tc.Close()
+			if err := tc.Handshake(); err != nil {
+				b.Fatal(err)
+			}
+			if bc != nil {
+				if err := bc.CoalesceRecords(tc.ConnectionState()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			req, buf := make([]byte, 64), make([]byte, 300)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := tc.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(tc, buf[:8]); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(tc, buf[8:]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
