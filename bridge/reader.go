@@ -40,16 +40,16 @@ const (
 //
 // A Read stops in front of any other record type (handshake, alert,
 // change_cipher_spec), so that e.g. close_notify is processed only after
-// the data before it was returned. If a read fails in the middle of a
-// batch (a bad record MAC, close_notify in TLS 1.3), the batch is returned
-// with a nil error and the error on the next call. A Read never returns
+// the data before it was returned. If a record fails in the middle of a
+// Read (a bad record MAC, close_notify in TLS 1.3), the bytes before it are
+// returned with a nil error and the error on the next call. A Read never returns
 // more than len(p) and never more than the maxRead.
 //
 // TLS 1.3 caveat: every encrypted TLS 1.3 record has the outer type 0x17,
 // so post-handshake messages (NewSessionTicket, KeyUpdate) and alerts look
-// like data until decrypted: a batch may process a session ticket or a
+// like data until decrypted: a Read may process a session ticket or a
 // KeyUpdate (crypto/tls handles them inside Read as usual), and a
-// close_notify ends the batch with io.EOF on the next call.
+// close_notify ends it, with io.EOF on the next call.
 //
 // Reader is the only reader of the tls.Conn while in use and is not safe
 // for concurrent use; writes on the tls.Conn may run concurrently. It does
@@ -61,7 +61,7 @@ type Reader struct {
 	b       *Conn
 	maxRead int
 	on      bool  // the Conn is in CoalesceRecords mode
-	err     error // error from the middle of a batch, returned by the next call
+	err     error // error from the middle of the last Read, returned by the next call
 }
 
 // NewReader returns a coalescing Reader over tc, which must be a tls.Conn

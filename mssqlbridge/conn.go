@@ -265,7 +265,7 @@ func (c *conn) Read(p []byte) (int, error) {
 	return c.readSlow(p)
 }
 
-// readSlow is Read until the conn serves reads directly from c.in: it waits for the PRELOGIN
+// readSlow is Read until the conn serves reads from c.in alone: it waits for the PRELOGIN
 // exchange, serves the reply, waits in login-only mode for the switch to plaintext, then reads
 // through c.in and sets c.settled.
 func (c *conn) readSlow(p []byte) (int, error) {
