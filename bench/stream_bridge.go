@@ -14,7 +14,7 @@ import (
 // role, switches it to passthrough, then streams.
 func (s *streamServer) serveBridge(c net.Conn) error {
 	bc := &burstConn{Conn: c}
-	b, tc := bridge.Server(bc, s.tlsConfig(), false, bridge.Options{})
+	b, tc := bridge.Server(bc, s.tlsConfig(), bridge.Options{})
 	if err := tc.Handshake(); err != nil {
 		return fmt.Errorf("bridge handshake: %w", err)
 	}
@@ -34,9 +34,9 @@ func (ts *transportSetup) dialBridge(ctx context.Context, recordSize int) (io.Re
 	return bridge.NewReader(tc, b, 64<<10), tc, nil
 }
 
-// dialBridgeDirect connects as dialBridge does, then calls CoalesceRecords, and the arm reads
+// dialBridgeCoalesce connects as dialBridge does, then calls CoalesceRecords, and the arm reads
 // the tls.Conn itself: the path mssqlbridge's driver reads take in full encryption.
-func (ts *transportSetup) dialBridgeDirect(ctx context.Context, recordSize int) (io.Reader, net.Conn, error) {
+func (ts *transportSetup) dialBridgeCoalesce(ctx context.Context, recordSize int) (io.Reader, net.Conn, error) {
 	tc, b, err := ts.dialBridgeTLS(ctx, recordSize)
 	if err != nil {
 		return nil, nil, err
@@ -55,7 +55,7 @@ func (ts *transportSetup) dialBridgeTLS(ctx context.Context, recordSize int) (*t
 	if err != nil {
 		return nil, nil, err
 	}
-	b, tc := bridge.Client(raw, ts.clientConfig(), false, bridge.Options{})
+	b, tc := bridge.Client(raw, ts.clientConfig(), bridge.Options{})
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = b.Close()
 		return nil, nil, fmt.Errorf("bridge handshake: %w", err)

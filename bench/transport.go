@@ -74,9 +74,9 @@ func (ts *transportSetup) transportCells() []*cellRunner {
 			arms := []armRunner{
 				{report.ArmTLSConn, ts.streamArm(ts.dialTLS, rs, pat)},
 				{report.ArmBridge, ts.streamArm(ts.dialBridge, rs, pat)},
-				{report.ArmBridgeDirect, ts.streamArm(ts.dialBridgeDirect, rs, pat)},
+				{report.ArmBridgeCoalesce, ts.streamArm(ts.dialBridgeCoalesce, rs, pat)},
 			}
-			cells = append(cells, newCell(res, arms, [][2]string{{report.ArmBridge, report.ArmTLSConn}, {report.ArmBridgeDirect, report.ArmTLSConn}}))
+			cells = append(cells, newCell(res, arms, [][2]string{{report.ArmBridge, report.ArmTLSConn}, {report.ArmBridgeCoalesce, report.ArmTLSConn}}))
 		}
 	}
 	return cells

@@ -17,8 +17,8 @@ const benchOpBytes = 1 << 20
 // BenchmarkRead compares the client side of a plain tls.Conn on a loopback
 // TCP socket with a tls.Conn on a bridge (Direct mode, so both run the
 // same handshake) read through the coalescing Reader with a 64 KiB chunk
-// ("bridge"), or read directly with CoalesceRecords ("direct", the way
-// mssqlbridge serves go-mssqldb).
+// ("bridge"), or read on its own after CoalesceRecords ("coalesce", the
+// way mssqlbridge serves go-mssqldb).
 // The server, in a goroutine, is a plain tls.Conn writing records of
 // exactly the given size (dynamic record sizing off) into a 64 KiB write
 // buffer, so that it makes one socket write per 64 KiB like a server in
@@ -31,7 +31,7 @@ func BenchmarkRead(b *testing.B) {
 	for _, v := range versions {
 		for _, rec := range []int{1 << 10, 4 << 10, 16 << 10} {
 			for _, pat := range []string{"read64k", "tds4096"} {
-				for _, impl := range []string{"tls", "bridge", "direct"} {
+				for _, impl := range []string{"tls", "bridge", "coalesce"} {
 					name := fmt.Sprintf("%s/rec=%dk/%s/%s", v.name, rec>>10, pat, impl)
 					b.Run(name, func(b *testing.B) { benchRead(b, v.tls13, rec, pat, impl) })
 				}
@@ -82,7 +82,7 @@ func benchRead(b *testing.B, tls13 bool, recSize int, pat string, impl string) {
 	switch impl {
 	case "bridge":
 		r = NewReader(tc, bc, 64<<10)
-	case "direct":
+	case "coalesce":
 		if err := bc.CoalesceRecords(tc.ConnectionState()); err != nil {
 			b.Fatal(err)
 		}
@@ -155,4 +155,95 @@ func (c *bufConn) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.Conn.Read(p)
+}
+
+// BenchmarkConnRead measures the bridge's own Read path without TLS or a
+// network: a passthrough Read of records of the given size from a socket
+// that always has bytes, into a 20 KiB buffer, one record per Read or
+// coalesced (CoalesceRecords), and with reads as small as the 5-byte
+// header crypto/tls asks for first.
+func BenchmarkConnRead(b *testing.B) {
+	for _, rec := range []int{100, 4096} {
+		for _, mode := range []string{"record", "coalesce"} {
+			b.Run(fmt.Sprintf("rec=%d/%s", rec, mode), func(b *testing.B) {
+				var stream []byte
+				for i := range 16 {
+					stream = append(stream, record(0x17, rec, i)...)
+				}
+				c := New(&loopConn{stream: stream}, Options{Direct: true})
+				if mode == "coalesce" {
+					if err := c.CoalesceRecords(tls.ConnectionState{HandshakeComplete: true, Version: tls.VersionTLS13}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				p := make([]byte, 20<<10)
+				b.SetBytes(int64(rec + recordHeaderLen))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := c.Read(p[:recordHeaderLen]); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := c.Read(p[:rec]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkRoundTrip measures a small exchange over loopback TCP, as a
+// query and its short answer: the client writes 64 bytes, the server
+// answers with one 300-byte record, and the client reads it as go-mssqldb
+// reads a packet (an 8-byte header, then the body), through a tls.Conn on
+// the socket ("tls") or on the bridge after CoalesceRecords ("coalesce").
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, impl := range []string{"tls", "coalesce"} {
+		b.Run(impl, func(b *testing.B) {
+			small, _ := pkis(b)
+			c, s := tcpPair(b)
+			ccfg, scfg := pairConfig{pki: small, tls13: true}.configs()
+			srv := tls.Server(s, scfg)
+			go func() {
+				req, resp := make([]byte, 64), make([]byte, 300)
+				for {
+					if _, err := io.ReadFull(srv, req); err != nil {
+						return
+					}
+					if _, err := srv.Write(resp); err != nil {
+						return
+					}
+				}
+			}()
+			var conn net.Conn = c
+			var bc *Conn
+			if impl == "coalesce" {
+				bc = New(c, Options{Direct: true})
+				conn = bc
+			}
+			tc := tls.Client(conn, ccfg)
+			defer tc.Close()
+			if err := tc.Handshake(); err != nil {
+				b.Fatal(err)
+			}
+			if bc != nil {
+				if err := bc.CoalesceRecords(tc.ConnectionState()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			req, buf := make([]byte, 64), make([]byte, 300)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := tc.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(tc, buf[:8]); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(tc, buf[8:]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -47,8 +47,12 @@ type Options struct {
 	// changing this size.
 	ReadAheadSize int
 	// Direct starts the Conn in StatePassthrough: TLS runs directly on the
-	// socket with no PRELOGIN wrapping (TDS 8.0 strict encryption).
+	// socket with no PRELOGIN wrapping (TDS 8.0 strict encryption), and
+	// Client and Server allow TLS 1.3.
 	Direct bool
+	// AllowTLS13 lets Client and Server negotiate TLS 1.3 inside PRELOGIN
+	// (see TLSConfig); New ignores it.
+	AllowTLS13 bool
 }
 
 // TLSConfig returns a copy of cfg prepared for TLS inside PRELOGIN

@@ -1,11 +1,13 @@
 package bridge
 
 import (
+	"fmt"
+	"io"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/tdsbridge/tdsbridge/internal/fsm"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
@@ -18,33 +20,18 @@ import (
 // State, the deadline methods and the address methods may be called at any
 // time, and Close unblocks a Read and a Write blocked in other goroutines.
 // StartPassthrough and StartPlaintext must not run concurrently with Read.
-//
-// Errors: in handshake mode the first error fails the Conn (StateFailed)
-// and every later call returns it. In passthrough and plaintext mode a
-// permanent socket error is sticky for its own direction only, so that a
-// failed Write does not hide bytes already read ahead; io.EOF is returned
-// as is, and timeouts are never sticky.
+// Which errors are sticky is in the package documentation ("States").
 type Conn struct {
 	raw  net.Conn
 	role Role
 	pool *bufPool // read-ahead buffers of the configured size
 
-	// state is the current State; written only by transition, under smu.
-	state atomic.Uint32
-	smu   sync.Mutex
-	err   error // first permanent error (StateFailed); protected by smu
+	sm fsm.Machine[State] // the state, changed only by transition; the sticky error of StateFailed
 
-	// Read side. Everything below up to coalesce is protected by rmu.
+	// Read side, protected by rmu.
 	rmu  sync.Mutex
 	ra   readAhead // passthrough and plaintext
 	rerr error     // first permanent read error in passthrough or plaintext mode
-	// batch is the empty-record threshold set by CoalesceRecords (0: off):
-	// every passthrough Read coalesces as in Reader's coalescing mode.
-	batch int
-	// filled records whether the last socket read of a passthrough Read
-	// filled the space it was given, so that more may be waiting; it
-	// decides between a direct read and the read-ahead (see readDirect).
-	filled bool
 	// Handshake mode: hsIn reads the peer's messages straight from the
 	// socket; hsPayload is the unread rest of the current message (it
 	// aliases hsIn's buffer and is valid until the next ReadMessage);
@@ -55,10 +42,6 @@ type Conn struct {
 	hsPayload  []byte
 	hsMessages int
 	hsRead     int64
-
-	// steer carries the modes a Reader sets around its reads of the
-	// tls.Conn and what each passthrough Read handed over (see readSteer).
-	steer readSteer
 
 	// Write side, protected by wmu. Lock order: rmu before wmu.
 	wmu  sync.Mutex
@@ -75,14 +58,15 @@ type Conn struct {
 // New returns a bridge over raw. Unless opts.Direct is set it starts in
 // StateHandshake; hand it to tls.Client or tls.Server, run the handshake,
 // then call StartPassthrough (or StartPlaintext for login-only encryption).
-// The Conn owns raw from now on: use raw only through the Conn (see Raw).
+// The Conn owns raw from now on: use raw only through the Conn.
 func New(raw net.Conn, opts Options) *Conn {
 	c := &Conn{raw: raw, role: opts.Role, pool: poolFor(max(opts.ReadAheadSize, DefaultReadAheadSize))}
 	if opts.Direct {
 		c.ra.init(c.pool, nil)
-		c.state.Store(uint32(StatePassthrough))
+		c.sm.Init(transitions, StateFailed, StatePassthrough)
 		return c
 	}
+	c.sm.Init(transitions, StateFailed, StateHandshake)
 	allowed := tds.Types(tds.TypePrelogin)
 	if opts.Role == RoleClient {
 		allowed = tds.Types(tds.TypePrelogin, tds.TypeTabularResult)
@@ -97,7 +81,7 @@ func New(raw net.Conn, opts Options) *Conn {
 
 // State returns the current state. It may change as soon as it returns
 // (Close from another goroutine, a failure).
-func (c *Conn) State() State { return State(c.state.Load()) }
+func (c *Conn) State() State { return c.sm.State() }
 
 // TryIdle calls f with the number of bytes the bridge has read from the socket in passthrough
 // or plaintext mode and not yet handed to a Read, but only when no Read is in progress; while f
@@ -112,17 +96,12 @@ func (c *Conn) TryIdle(f func(buffered int)) bool {
 	return true
 }
 
-// Raw returns the underlying socket. Warning: reading from it or writing to
-// it bypasses the bridge's buffers and framing and will corrupt the
-// connection unless the bridge is no longer used; it is meant for things
-// like socket options and file descriptors.
-func (c *Conn) Raw() net.Conn { return c.raw }
-
 // Read reads into p; what it reads depends on the state:
 //   - handshake: the payload of the peer's next PRELOGIN message, after
 //     sending the flight buffered by earlier Writes;
-//   - passthrough: at most one TLS record's bytes, from the read-ahead
-//     buffer, reading the socket only when nothing is buffered;
+//   - passthrough: at most one TLS record's bytes (see CoalesceRecords for
+//     more), from the read-ahead buffer, reading the socket only when
+//     nothing is buffered;
 //   - plaintext: raw bytes from the read-ahead buffer, reading the socket
 //     only when the buffer is empty.
 //
@@ -130,61 +109,93 @@ func (c *Conn) Raw() net.Conn { return c.raw }
 // A timeout is not sticky. In passthrough and plaintext mode the end of
 // the stream is io.EOF, unwrapped; during the handshake it is an error
 // wrapping io.ErrUnexpectedEOF.
-func (c *Conn) Read(p []byte) (int, error) {
+func (c *Conn) Read(p []byte) (n int, err error) {
 	c.rmu.Lock()
-	if c.State() != StatePassthrough || len(p) == 0 {
-		n, err := c.readOther(p)
-		c.rmu.Unlock()
-		return n, err
-	}
-	c.steer.begin()
-	n, err := 0, errNeedSocket
-	if !c.readDirect(p) {
-		n, err = c.readPassthrough(p)
-	}
-	for err == errNeedSocket {
-		// The socket is read here, in Read's own frame (see "Stack depth"
-		// in the package documentation): into p itself when readDirect
-		// allows, into the read-ahead buffer otherwise.
-		if c.readDirect(p) {
-			m, rerr := c.raw.Read(p)
-			c.filled = m == len(p)
-			if m > 0 {
-				n, err = c.takeDirect(p, m), nil
+	if s := c.State(); s != StatePassthrough && s != StatePlaintext {
+		n, err = c.readOther(p)
+	} else {
+		for len(p) > 0 {
+			if n = c.ra.hand(p); n > 0 {
 				break
 			}
-			err = rerr
-		} else {
-			var free []byte
-			if free, err = c.ra.free(); err == nil {
-				m, rerr := c.raw.Read(free)
-				c.filled = m >= len(p)
-				err = c.ra.commit(m, rerr)
+			if n, err = c.fill(p); n > 0 || err != nil {
+				break
 			}
 		}
-		if err != nil {
-			err = c.readError(err, "bridge: passthrough: read")
-			break
-		}
-		n, err = c.readPassthrough(p)
 	}
 	c.rmu.Unlock()
 	return n, err
 }
 
-// readOther is Read in every case but a passthrough Read of at least one
-// byte. Called with rmu held.
+// readOther is Read in handshake mode and after a failure or Close.
 func (c *Conn) readOther(p []byte) (int, error) {
-	switch s := c.State(); s {
-	case StatePassthrough:
-		return 0, nil // len(p) == 0
-	case StatePlaintext:
-		return c.readPlaintext(p)
-	case StateHandshake:
+	s := c.State()
+	if s == StateHandshake {
 		return c.readHandshake(p)
-	default:
-		return 0, c.stickyErr(s)
 	}
+	return 0, c.stickyErr(s)
+}
+
+// fill reads the socket once for a Read that can hand out nothing: into
+// the read-ahead buffer, or, in plaintext, straight into p when p is as
+// large as that buffer (one copy less), returning the bytes read into p.
+// The socket is read here, one frame below Read: see "Stack depth" in
+// doc.go. Called with rmu held, in passthrough or plaintext mode.
+func (c *Conn) fill(p []byte) (int, error) {
+	var err error
+	switch {
+	case c.rerr != nil:
+		return 0, c.rerr
+	case c.ra.noBlock:
+		return 0, errWouldBlock
+	case c.ra.plain && len(p) >= c.pool.size:
+		var n int
+		if n, err = c.raw.Read(p); n > 0 {
+			return n, nil
+		}
+	default:
+		n, rerr := c.raw.Read(c.ra.space())
+		err = c.ra.commit(n, rerr)
+	}
+	if err != nil {
+		return 0, c.readError(err)
+	}
+	return 0, nil
+}
+
+// readError classifies a socket read error in passthrough or plaintext
+// mode: after Close errClosed; io.EOF as is (crypto/tls needs it bare
+// to tell a clean end at a record boundary); a timeout as a temporary
+// error; anything else becomes the sticky read error. Called with rmu held.
+func (c *Conn) readError(err error) error {
+	phase := "bridge: passthrough: read"
+	if c.ra.plain {
+		phase = "bridge: plaintext: read"
+	}
+	switch {
+	case c.State() == StateClosed:
+		return errClosed
+	case err == io.EOF:
+		return io.EOF
+	case isTimeout(err):
+		return &tempError{msg: phase, err: err}
+	}
+	c.rerr = fmt.Errorf("%s: %w", phase, err)
+	return c.rerr
+}
+
+// writeError is readError for a socket Write in state s, with the sticky
+// write error. Called with wmu held.
+func (c *Conn) writeError(err error, s State) error {
+	phase := "bridge: " + s.String() + ": write"
+	switch {
+	case c.State() == StateClosed:
+		return errClosed
+	case isTimeout(err):
+		return &tempError{msg: phase, err: err}
+	}
+	c.werr = fmt.Errorf("%s: %w", phase, err)
+	return c.werr
 }
 
 // Write writes p; what it does depends on the state:

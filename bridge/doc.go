@@ -16,33 +16,20 @@
 //
 // The switch (StartPassthrough, StartPlaintext) sends the flight the TLS
 // layer wrote after its last read, which the peer still waits for as a
-// PRELOGIN message (the TLS 1.3 client Finished, a resumed TLS 1.2
-// client's Finished, a TLS 1.2 server's final flight). One exception: a
-// TLS 1.3 server that asked for a client certificate writes its session
-// tickets after the client's Finished, when the client has switched
-// already; such post-handshake records (the flight starts with an
-// application-data record) go out raw.
+// PRELOGIN message (see StartPassthrough).
 //
 // Passthrough (StatePassthrough): after the handshake every TLS record goes
 // straight to the socket. Write passes the caller's slice to one socket
 // Write, without copying, so with tls.Config.DynamicRecordSizingDisabled
 // one TDS packet stays one record. Read goes through a read-ahead buffer
 // (64 KiB or more, taken from a pool while it holds bytes, so an idle
-// connection holds none) and by default hands the TLS layer at most one
-// record per call, so the bridge always knows whether the next record is
-// already complete in the buffer and what its type and length are, and
-// nothing after a record has reached the TLS layer when the caller
-// switches to plaintext. Reader uses that to coalesce records without
-// blocking, and CoalesceRecords does the same for a tls.Conn read directly
-// (for a connection that stays in passthrough): a Read then hands over,
-// after its record, the complete application-data records that follow.
-// In that mode a Read that finds nothing buffered reads the socket straight
-// into the caller's buffer, one copy less, as long as socket reads leave
-// room in the space they are given (small exchanges); a stream that fills
-// them goes through the read-ahead buffer (see direct.go).
-// The socket is read only when the layer above asked for bytes that are
-// not buffered: if nobody reads, nothing is read and TCP pushes back on
-// the peer.
+// connection holds none) and hands the TLS layer at most one record per
+// call, so nothing after a record has reached the TLS layer when the caller
+// switches to plaintext; after CoalesceRecords (for a connection that stays
+// in passthrough) a Read also hands over the application-data records that
+// follow, and Reader builds on that. The socket is read only when nothing
+// is buffered: if nobody reads, nothing is read and TCP pushes back on the
+// peer.
 //
 // Plaintext (StatePlaintext): raw bytes both ways, for login-only
 // encryption after the first LOGIN7 packet and for connections without
@@ -80,23 +67,21 @@
 //
 // A passthrough Read sits under crypto/tls on every wait for the socket,
 // and callers often read from a goroutine they have just started (a
-// database driver reading each response), whose stack the runtime has
-// just grown to fit the caller. A few frames more on that path than a
-// tls.Conn on a bare socket would have made the runtime grow the stack a
-// second time, copying it, on every such read (a cost of several percent
-// of a small round trip's CPU). So a passthrough Read keeps its socket
-// read in its own frame: the path from the TLS layer to the socket is
-// Read, then the socket's Read. Changes to Read must keep it so; the
-// bench's round-trip cells show the cost when it is lost.
+// database driver reading each response), whose stack the runtime has just
+// grown to fit the caller. A few frames more on that path than a tls.Conn
+// on a bare socket would make the runtime grow and copy the stack a second
+// time on every such read (several percent of a small round trip's CPU).
+// So the path from the TLS layer to the socket is Read, then fill, then the
+// socket's Read, with small frames; TestReadStackDepth keeps it so.
 //
 // # Typical client use
 //
-//	b, tc := bridge.Client(raw, cfg, false, bridge.Options{}) // tc = tls.Client(b, ...)
+//	b, tc := bridge.Client(raw, cfg, bridge.Options{}) // tc = tls.Client(b, ...)
 //	if err := tc.HandshakeContext(ctx); err != nil { ... }
 //	if err := b.StartPassthrough(); err != nil { ... }
 //	r := bridge.NewReader(tc, b, 64<<10) // reads; tc.Write for writes
 //
-// or, to read tc directly (small reads, as a database driver makes):
+// or, to read tc itself (small reads, as a database driver makes):
 //
 //	if err := b.CoalesceRecords(tc.ConnectionState()); err != nil { ... }
 //

@@ -23,34 +23,28 @@ var (
 // errClosed is returned by every call after Close; it matches net.ErrClosed.
 var errClosed = fmt.Errorf("bridge: %w", net.ErrClosed)
 
-// errWouldBlock is what Read returns in no-block mode (see Reader) when
-// serving the next record would need the socket. It is a net.Error whose
-// Temporary reports true, so crypto/tls returns it from (*tls.Conn).Read
-// without making it sticky. It never leaves the package through Reader.
-var errWouldBlock error = wouldBlockError{}
+// errWouldBlock is what Read returns in a Reader's no-block mode when
+// serving the next record would need the socket. crypto/tls returns it
+// from (*tls.Conn).Read without keeping it, being a temporary net.Error;
+// it never leaves the package through Reader.
+var errWouldBlock error = &tempError{msg: "bridge: no complete record buffered (would block)"}
 
-// errNeedSocket is how readPassthrough tells Read that nothing of the
-// current record is buffered, so Read must read the socket. It never
-// leaves Read.
-var errNeedSocket = errors.New("bridge: read-ahead buffer empty")
-
-type wouldBlockError struct{}
-
-func (wouldBlockError) Error() string   { return "bridge: no complete record buffered (would block)" }
-func (wouldBlockError) Timeout() bool   { return true }
-func (wouldBlockError) Temporary() bool { return true }
-
-// tempError wraps a timeout from the socket with the bridge's context. It
-// stays a net.Error (Timeout and Temporary report true) so that callers
-// that type-assert net.Error, as crypto/tls does, still see a temporary,
-// non-sticky error; errors.Is matches the underlying error (for example
-// os.ErrDeadlineExceeded).
+// tempError is the bridge's one timeout error: a timeout from the socket
+// (err) with the bridge's context, or errWouldBlock. It is a net.Error
+// whose Timeout and Temporary report true, so that crypto/tls, which
+// type-asserts net.Error, does not make it sticky; errors.Is matches err
+// (for example os.ErrDeadlineExceeded).
 type tempError struct {
 	msg string
 	err error
 }
 
-func (e *tempError) Error() string   { return e.msg + ": " + e.err.Error() }
+func (e *tempError) Error() string {
+	if e.err == nil {
+		return e.msg
+	}
+	return e.msg + ": " + e.err.Error()
+}
 func (e *tempError) Unwrap() error   { return e.err }
 func (e *tempError) Timeout() bool   { return true }
 func (e *tempError) Temporary() bool { return true }

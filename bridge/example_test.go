@@ -19,7 +19,7 @@ func Example() {
 	craw, sraw := net.Pipe()
 
 	go func() {
-		sb, ts := bridge.Server(sraw, &tls.Config{Certificates: []tls.Certificate{cert}}, false, bridge.Options{})
+		sb, ts := bridge.Server(sraw, &tls.Config{Certificates: []tls.Certificate{cert}}, bridge.Options{})
 		defer sb.Close()
 		if err := ts.Handshake(); err != nil {
 			fmt.Println("server:", err)
@@ -33,7 +33,7 @@ func Example() {
 		ts.Close()
 	}()
 
-	cb, tc := bridge.Client(craw, &tls.Config{RootCAs: pool, ServerName: "localhost"}, false, bridge.Options{})
+	cb, tc := bridge.Client(craw, &tls.Config{RootCAs: pool, ServerName: "localhost"}, bridge.Options{})
 	defer cb.Close()
 	if err := tc.Handshake(); err != nil {
 		fmt.Println("client:", err)
@@ -66,7 +66,7 @@ func ExampleConn_CoalesceRecords() {
 	craw, sraw := net.Pipe()
 
 	go func() {
-		sb, ts := bridge.Server(sraw, &tls.Config{Certificates: []tls.Certificate{cert}}, false, bridge.Options{})
+		sb, ts := bridge.Server(sraw, &tls.Config{Certificates: []tls.Certificate{cert}}, bridge.Options{})
 		defer sb.Close()
 		if err := ts.Handshake(); err != nil || sb.StartPassthrough() != nil {
 			fmt.Println("server: handshake failed")
@@ -78,7 +78,7 @@ func ExampleConn_CoalesceRecords() {
 		ts.Close()
 	}()
 
-	cb, tc := bridge.Client(craw, &tls.Config{RootCAs: pool, ServerName: "localhost"}, false, bridge.Options{})
+	cb, tc := bridge.Client(craw, &tls.Config{RootCAs: pool, ServerName: "localhost"}, bridge.Options{})
 	defer cb.Close()
 	if err := tc.Handshake(); err != nil {
 		fmt.Println("client:", err)

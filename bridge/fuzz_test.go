@@ -46,7 +46,7 @@ func FuzzReadAhead(f *testing.F) {
 			p := make([]byte, size)
 			n := ra.readRecord(p)
 			if n == 0 {
-				if err := ra.fill(&src); err != nil {
+				if err := ra.testFill(&src); err != nil {
 					t.Fatalf("fill after %d of %d bytes: %v", len(got), len(stream), err)
 				}
 				continue

@@ -7,6 +7,13 @@ import (
 	"testing"
 )
 
+// testFill makes one Read of src into the read-ahead, as Conn.fill does
+// with the socket; nothing may be buffered.
+func (ra *readAhead) testFill(src io.Reader) error {
+	n, err := src.Read(ra.space())
+	return ra.commit(n, err)
+}
+
 // chunks is an io.Reader that returns one scripted chunk per Read.
 type chunks [][]byte
 
@@ -35,7 +42,7 @@ func TestReadAheadSplitHeader(t *testing.T) {
 	for len(got) < len(rec1) {
 		n := ra.readRecord(p)
 		if n == 0 {
-			if err := ra.fill(src); err != nil {
+			if err := ra.testFill(src); err != nil {
 				t.Fatal(err)
 			}
 			continue
@@ -85,67 +92,54 @@ func TestReadAheadReady(t *testing.T) {
 	}
 }
 
-// fill compacts the buffer so that a whole record fits behind the unread
-// bytes, and never reads more than the free space.
-func TestReadAheadCompacts(t *testing.T) {
-	var ra readAhead
-	ra.init(poolFor(DefaultReadAheadSize), nil)
-	big := make([]byte, DefaultReadAheadSize-100)
-	src := &chunks{big, pattern(500, 8)}
-	if err := ra.fill(src); err != nil {
-		t.Fatal(err)
-	}
-	ra.r = len(big) - 10 // all but 10 bytes handed out
-	if err := ra.fill(src); err != nil {
-		t.Fatal(err)
-	}
-	if ra.r != 0 || ra.w != 510 || !bytes.Equal(ra.buf[10:510], pattern(500, 8)) {
-		t.Fatalf("after compaction r=%d w=%d", ra.r, ra.w)
-	}
-}
-
-// walk hands out what readRecord and the coalescing rules would: the
-// current or next record whatever its type, then approved records, the
-// last one possibly in part, and stops in front of anything else.
-func TestReadAheadWalk(t *testing.T) {
+// hand, in coalescing mode, hands out the current or next record whatever
+// its type, then approved records, the last one possibly in part, and
+// stops in front of anything else; what it leaves is served next.
+func TestReadAheadHand(t *testing.T) {
 	r1, r2, empty, alert := record(0x17, 500, 1), record(0x17, 300, 2), record(0x17, 17, 3), record(0x15, 2, 4)
 	join := func(b ...[]byte) []byte { return bytes.Join(b, nil) }
 	tests := []struct {
-		name      string
-		before    []byte // walked first, handed out in full
-		p         []byte
-		wantN     int
-		wantExtra int
+		name   string
+		before []byte // arrives and is handed out first, in full
+		p      []byte // arrives next
+		wantN  int
 	}{
 		{name: "one record", p: r1, wantN: len(r1)},
-		{name: "records", p: join(r1, r2, r1), wantN: 2*len(r1) + len(r2), wantExtra: 2},
-		{name: "stops before an alert", p: join(r1, r2, alert, r1), wantN: len(r1) + len(r2), wantExtra: 1},
-		{name: "an alert first, then records", p: join(alert, r1), wantN: len(alert) + len(r1), wantExtra: 1},
+		{name: "records", p: join(r1, r2, r1), wantN: 2*len(r1) + len(r2)},
+		{name: "stops before an alert", p: join(r1, r2, alert, r1), wantN: len(r1) + len(r2)},
+		{name: "an alert first, then records", p: join(alert, r1), wantN: len(alert) + len(r1)},
 		{name: "stops before an empty record", p: join(r1, empty, r2), wantN: len(r1)},
-		{name: "an empty record first", p: join(empty, r1), wantN: len(empty) + len(r1), wantExtra: 1},
-		{name: "ends inside a record", p: join(r1, r2[:200]), wantN: len(r1) + 200, wantExtra: 1},
+		{name: "an empty record first", p: join(empty, r1), wantN: len(empty) + len(r1)},
+		{name: "ends inside a record", p: join(r1, r2[:200]), wantN: len(r1) + 200},
 		{name: "ends inside a header", p: join(r1, r2[:3]), wantN: len(r1)},
 		{name: "only part of a header", p: r1[:3], wantN: 3},
-		{name: "rest of a header", before: r1[:3], p: join(r1[3:], r2), wantN: len(r1) - 3 + len(r2), wantExtra: 1},
+		{name: "rest of a header", before: r1[:3], p: join(r1[3:], r2), wantN: len(r1) - 3 + len(r2)},
 		{name: "rest of a record, then an alert", before: r1[:100], p: join(r1[100:], alert), wantN: len(r1) - 100},
-		{name: "rest of a record, then records", before: r1[:100], p: join(r1[100:], r2), wantN: len(r1) - 100 + len(r2), wantExtra: 1},
+		{name: "rest of a record, then records", before: r1[:100], p: join(r1[100:], r2), wantN: len(r1) - 100 + len(r2)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var ra readAhead
 			ra.init(poolFor(DefaultReadAheadSize), nil)
-			if n, _ := ra.walk(tt.before, 17); n != len(tt.before) {
-				t.Fatalf("walk(before) = %d, want %d", n, len(tt.before))
+			ra.coalesce = 17
+			q := make([]byte, 4096)
+			if len(tt.before) > 0 {
+				if err := ra.testFill(&chunks{bytes.Clone(tt.before)}); err != nil {
+					t.Fatal(err)
+				}
+				if n := ra.hand(q); n != len(tt.before) {
+					t.Fatalf("hand(before) = %d, want %d", n, len(tt.before))
+				}
 			}
-			n, extra := ra.walk(tt.p, 17)
-			if n != tt.wantN || extra != tt.wantExtra {
-				t.Fatalf("walk = %d, %d extra; want %d, %d extra", n, extra, tt.wantN, tt.wantExtra)
+			if err := ra.testFill(&chunks{bytes.Clone(tt.p)}); err != nil {
+				t.Fatal(err)
+			}
+			if n := ra.hand(q[:len(tt.p)]); n != tt.wantN || !bytes.Equal(q[:n], tt.p[:n]) {
+				t.Fatalf("hand = %d, want %d", n, tt.wantN)
 			}
 			// The framing state stands after the bytes handed out: the
-			// rest, buffered, is served as the next record.
-			if rest := tt.p[n:]; len(rest) > 0 {
-				ra.keep(rest)
-				q := make([]byte, 1000)
+			// rest is served as the next record.
+			if rest := tt.p[tt.wantN:]; len(rest) > 0 {
 				if m := ra.readRecord(q); m == 0 || !bytes.Equal(q[:m], rest[:m]) {
 					t.Fatalf("rest served as %d bytes", m)
 				}

@@ -218,7 +218,7 @@ func TestReaderSkipsShortAndOtherRecords(t *testing.T) {
 	}
 	setModes(b, emptyTLS12GCM, true)
 	defer setModes(b, 0, false)
-	if b.recordReady(emptyTLS12GCM) {
+	if recordReady(b, emptyTLS12GCM) {
 		t.Fatal("a 24-byte record is ready under the GCM threshold")
 	}
 	if _, err := b.Read(buf); !errors.Is(err, errWouldBlock) {
@@ -229,7 +229,7 @@ func TestReaderSkipsShortAndOtherRecords(t *testing.T) {
 		t.Fatalf("no-block Read under the ChaCha threshold = %d, %v; want the 29-byte record", n, err)
 	}
 	s.Write(record(0x16, 100, 3))
-	if b.recordReady(emptyTLS12ChaCha) {
+	if recordReady(b, emptyTLS12ChaCha) {
 		t.Fatal("a handshake record is ready")
 	}
 	if _, err := b.Read(buf); !errors.Is(err, errWouldBlock) {
@@ -238,8 +238,17 @@ func TestReaderSkipsShortAndOtherRecords(t *testing.T) {
 }
 
 func setModes(b *Conn, minLen int32, noBlock bool) {
-	b.steer.coalesce(minLen)
-	b.steer.setNoBlock(noBlock)
+	b.rmu.Lock()
+	defer b.rmu.Unlock()
+	b.ra.coalesce, b.ra.noBlock = int(minLen), noBlock
+}
+
+// recordReady reports whether b holds the next record complete, as
+// application data longer than minLen.
+func recordReady(b *Conn, minLen int) bool {
+	b.rmu.Lock()
+	defer b.rmu.Unlock()
+	return b.ra.readyRecord(minLen)
 }
 
 // In coalescing mode a blocking Read hands over its record and then the
@@ -263,9 +272,6 @@ func TestCoalescingHandout(t *testing.T) {
 	n, err := b.Read(buf)
 	if err != nil || n != len(buf) || !bytes.Equal(buf, bytes.Join(recs, nil)[:len(buf)]) {
 		t.Fatalf("Read = %d, %v; want the first record, the second and half the third", n, err)
-	}
-	if b.steer.lastExtra() != 2 {
-		t.Fatalf("extra = %d, want 2", b.steer.lastExtra())
 	}
 	buf = make([]byte, 1000)
 	n, err = b.Read(buf)

@@ -1,32 +1,31 @@
 package bridge
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/tdsbridge/tdsbridge/internal/fsm"
+)
 
 // State is the mode a Conn is in. The zero value is StateHandshake.
 //
 // The only way a Conn changes state is Conn.transition, which checks every
-// move against allowedTransitions; see the diagram in the package
+// move against transitions; see the diagram in the package
 // documentation.
 type State uint8
 
 const (
 	// StateHandshake: TLS handshake bytes travel as the payload of
-	// PRELOGIN packets. Write buffers a flight; Read sends it and reads
-	// the peer's next message.
+	// PRELOGIN packets.
 	StateHandshake State = iota
 	// StatePassthrough: TLS records go straight to and from the socket.
-	// Read hands the TLS layer at most one record per call from the
-	// read-ahead buffer; Write passes the caller's slice to the socket.
 	StatePassthrough
-	// StatePlaintext: raw bytes in both directions (login-only encryption
-	// after the first LOGIN7 packet, or a connection without TLS). Read
-	// serves the read-ahead buffer without record framing.
+	// StatePlaintext: raw bytes in both directions.
 	StatePlaintext
 	// StateFailed: a permanent error happened in handshake mode (socket,
 	// framing, packet type, EOF; also while StartPassthrough or
 	// StartPlaintext sends the last flight); every later call returns it
 	// (sticky). Only Close leaves this state. In passthrough and plaintext
-	// mode permanent errors are sticky per direction instead (see Conn).
+	// mode permanent errors are sticky per direction instead.
 	StateFailed
 	// StateClosed: Close was called. Every later call returns an error
 	// that matches net.ErrClosed.
@@ -49,9 +48,9 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", uint8(s))
 }
 
-// allowedTransitions[from] is the set of states a Conn may move to from
-// state from, as a bit set indexed by State.
-var allowedTransitions = [...]uint8{
+// transitions[from] is the set of states a Conn may move to from state
+// from, as a bit set indexed by State.
+var transitions = fsm.Table{
 	StateHandshake:   1<<StatePassthrough | 1<<StatePlaintext | 1<<StateFailed | 1<<StateClosed,
 	StatePassthrough: 1<<StatePlaintext | 1<<StateClosed,
 	StatePlaintext:   1 << StateClosed,
@@ -59,34 +58,22 @@ var allowedTransitions = [...]uint8{
 	StateClosed:      0,
 }
 
-// canTransition reports whether a Conn may move from one state to another.
-func canTransition(from, to State) bool {
-	return int(from) < len(allowedTransitions) && int(to) < 8 && allowedTransitions[from]&(1<<to) != 0
-}
-
-// transition is the one place where a Conn changes state. It moves c to
-// state to if the table allows it. Entering StateFailed records cause as
-// the sticky error. On a refused move it returns the error a caller in the
+// transition is the one place where a Conn changes state: it moves c to
+// state to if the table allows it, entering StateFailed with cause as the
+// sticky error. On a refused move it returns the error a caller in the
 // current state should see: the sticky error when failed, errClosed when
 // closed, otherwise an error wrapping ErrState.
 func (c *Conn) transition(to State, cause error) error {
-	c.smu.Lock()
-	defer c.smu.Unlock()
-	from := State(c.state.Load())
-	if !canTransition(from, to) {
-		switch from {
-		case StateFailed:
-			return c.err
-		case StateClosed:
-			return errClosed
-		}
-		return fmt.Errorf("bridge: cannot go from %v to %v: %w", from, to, ErrState)
+	from, ok := c.sm.Move(to, cause, nil)
+	switch {
+	case ok:
+		return nil
+	case from == StateFailed:
+		return c.sm.Err()
+	case from == StateClosed:
+		return errClosed
 	}
-	if to == StateFailed {
-		c.err = cause
-	}
-	c.state.Store(uint32(to))
-	return nil
+	return fmt.Errorf("bridge: cannot go from %v to %v: %w", from, to, ErrState)
 }
 
 // fail moves c to StateFailed with err as the sticky error, unless c has
@@ -102,15 +89,10 @@ func (c *Conn) fail(err error) error {
 // stickyErr returns the error for a call made in state s, which must be
 // StateFailed or StateClosed.
 func (c *Conn) stickyErr(s State) error {
-	if s == StateClosed {
+	if s == StateClosed || c.State() == StateClosed {
 		return errClosed
 	}
-	c.smu.Lock()
-	defer c.smu.Unlock()
-	if State(c.state.Load()) == StateClosed {
-		return errClosed
-	}
-	return c.err
+	return c.sm.Err()
 }
 
 // start moves c to StatePassthrough or StatePlaintext on behalf of the
@@ -127,9 +109,9 @@ func (c *Conn) start(to State, name string) error {
 	switch {
 	case from == StateFailed || from == StateClosed:
 		return c.stickyErr(from)
-	case !canTransition(from, to):
+	case transitions[from]&(1<<to) == 0:
 		return fmt.Errorf("bridge: %s in state %v: %w", name, from, ErrState)
-	case to == StatePlaintext && c.batch > 0:
+	case to == StatePlaintext && c.ra.coalesce > 0:
 		return fmt.Errorf("bridge: %s after CoalesceRecords: %w", name, ErrState)
 	case from == StateHandshake:
 		if err := c.leaveHandshake(to, name); err != nil {
@@ -140,7 +122,7 @@ func (c *Conn) start(to State, name string) error {
 		return err
 	}
 	if to == StatePlaintext {
-		c.ra.resetRecords()
+		c.ra.plain = true
 	}
 	return nil
 }

@@ -36,9 +36,7 @@ func TestTransitions(t *testing.T) {
 	sticky := errors.New("sticky")
 	for _, from := range all {
 		for _, to := range all {
-			c := &Conn{}
-			c.state.Store(uint32(from))
-			c.err = sticky
+			c := connIn(from, sticky)
 			err := c.transition(to, sticky)
 			if allowed[[2]State{from, to}] {
 				if err != nil || c.State() != to {
@@ -69,7 +67,7 @@ func TestTransitions(t *testing.T) {
 
 // The first error wins.
 func TestFailKeepsFirstError(t *testing.T) {
-	c := &Conn{}
+	c := connIn(StateHandshake, nil)
 	first, second := errors.New("first"), errors.New("second")
 	if got := c.fail(first); got != first {
 		t.Fatalf("fail = %v", got)
@@ -77,4 +75,17 @@ func TestFailKeepsFirstError(t *testing.T) {
 	if got := c.fail(second); got != first {
 		t.Fatalf("second fail = %v, want the first error", got)
 	}
+}
+
+// connIn returns a Conn (without a socket) in state s; in StateFailed its
+// sticky error is sticky.
+func connIn(s State, sticky error) *Conn {
+	c := &Conn{}
+	if s == StateFailed {
+		c.sm.Init(transitions, StateFailed, StateHandshake)
+		c.sm.Move(StateFailed, sticky, nil)
+		return c
+	}
+	c.sm.Init(transitions, StateFailed, s)
+	return c
 }

@@ -6,22 +6,21 @@ import (
 )
 
 // Client returns a client-side bridge on raw and the tls.Conn that runs over it:
-// tls.Client(b, TLSConfig(cfg, allowTLS13 || opts.Direct)) with b = New(raw, opts) and
-// opts.Role set to RoleClient. So the tls.Conn sits on this bridge by construction, which
-// CoalesceRecords and NewReader rely on. Nothing is read or written: run the handshake
+// tls.Client(b, TLSConfig(cfg, opts.AllowTLS13 || opts.Direct)) with b = New(raw, opts) and
+// opts.Role set to RoleClient, so the tls.Conn sits on this bridge by construction (which
+// CoalesceRecords and NewReader rely on). Nothing is read or written: run the handshake
 // (tc.HandshakeContext), then call b.StartPassthrough for full encryption, or b.StartPlaintext
-// after the first LOGIN7 packet for login-only (TLS 1.2 at most: leave allowTLS13 false).
-// With opts.Direct (TDS 8.0) the handshake runs on the socket itself and TLS 1.3 is allowed.
-func Client(raw net.Conn, cfg *tls.Config, allowTLS13 bool, opts Options) (*Conn, *tls.Conn) {
+// after the first LOGIN7 packet for login-only (TLS 1.2 at most: leave opts.AllowTLS13 false).
+func Client(raw net.Conn, cfg *tls.Config, opts Options) (*Conn, *tls.Conn) {
 	opts.Role = RoleClient
 	b := New(raw, opts)
-	return b, tls.Client(b, TLSConfig(cfg, allowTLS13 || opts.Direct))
+	return b, tls.Client(b, TLSConfig(cfg, opts.AllowTLS13 || opts.Direct))
 }
 
 // Server is Client for the server side: opts.Role is set to RoleServer and the tls.Conn is
-// tls.Server(b, TLSConfig(cfg, allowTLS13 || opts.Direct)).
-func Server(raw net.Conn, cfg *tls.Config, allowTLS13 bool, opts Options) (*Conn, *tls.Conn) {
+// tls.Server(b, TLSConfig(cfg, opts.AllowTLS13 || opts.Direct)).
+func Server(raw net.Conn, cfg *tls.Config, opts Options) (*Conn, *tls.Conn) {
 	opts.Role = RoleServer
 	b := New(raw, opts)
-	return b, tls.Server(b, TLSConfig(cfg, allowTLS13 || opts.Direct))
+	return b, tls.Server(b, TLSConfig(cfg, opts.AllowTLS13 || opts.Direct))
 }

@@ -13,18 +13,19 @@ import (
 	"time"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/fsm"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
 // state is the mode of a conn. The only way a conn changes state is conn.transition, which
-// checks every move against allowedTransitions:
+// checks every move against transitions:
 //
 //	stateNew ──PRELOGIN exchanged──┬─> stateFull ─────────┐
 //	   │                           ├─> stateLoginOnly ──┐ │
 //	   │                           └─> statePlain <─────┘ │ (first LOGIN7 packet sent)
 //	   └──refused──> stateFailed                          │
 //	any state ──Close──> stateClosed <────────────────────┘
-type state uint32
+type state uint8
 
 const (
 	// stateNew: nothing has been exchanged with the server yet, except in strict mode, where
@@ -50,10 +51,10 @@ func (s state) String() string {
 	if int(s) < len(stateNames) {
 		return stateNames[s]
 	}
-	return fmt.Sprintf("state(%d)", uint32(s))
+	return fmt.Sprintf("state(%d)", uint8(s))
 }
 
-var allowedTransitions = [...]uint8{
+var transitions = fsm.Table{
 	stateNew:       1<<stateFull | 1<<stateLoginOnly | 1<<statePlain | 1<<stateFailed | 1<<stateClosed,
 	stateFull:      1 << stateClosed,
 	stateLoginOnly: 1<<statePlain | 1<<stateFailed | 1<<stateClosed,
@@ -74,17 +75,14 @@ var allowedTransitions = [...]uint8{
 type conn struct {
 	raw      net.Conn
 	settings *settings
-	host     string                  // the host the driver dialed: certificate checks use it
-	dialCtx  context.Context         // bounds the PRELOGIN exchange; dropped when it ends (see negotiate)
-	strict   bool                    // TDS 8.0: TLS ran on dial
-	target   atomic.Pointer[connRef] // where deadlines go: the socket, then the bridge
+	host     string          // the host the driver dialed: certificate checks use it
+	dialCtx  context.Context // bounds the PRELOGIN exchange; dropped when it ends (see negotiate)
+	strict   bool            // TDS 8.0: TLS ran on dial
 
-	smu   sync.Mutex    // guards transitions
-	st    atomic.Uint32 // state; written only by transition
-	err   error         // sticky error of stateFailed; set before the transition
-	ready chan struct{} // closed when the conn leaves stateNew
-	plain chan struct{} // closed when the conn leaves stateLoginOnly (or never enters it)
-	done  chan struct{} // closed by Close
+	sm    fsm.Machine[state] // changed only by transition; the sticky error of stateFailed
+	ready chan struct{}      // closed when the conn leaves stateNew
+	plain chan struct{}      // closed when the conn leaves stateLoginOnly (or never enters it)
+	done  chan struct{}      // closed by Close
 
 	// Set during negotiation (tlsConn and bridge in strict mode: at dial), before ready is
 	// closed; read-only afterwards.
@@ -116,9 +114,9 @@ type conn struct {
 	// in serves every Read after the PRELOGIN reply: the tls.Conn in full encryption (see
 	// readTLS), the bridge in plaintext mode otherwise. Set like pending; read-only afterwards.
 	in io.Reader
-	// direct is set, under rmu, once the reply is served and the mode settled: from then on
+	// settled is set, under rmu, once the reply is served and the mode settled: from then on
 	// Read goes to in without taking rmu.
-	direct atomic.Bool
+	settled atomic.Bool
 	// dead is the first error other than a timeout that a Read got from the layer below: the
 	// connection ended; the next request fails before sending (see checkAlive).
 	dead atomic.Pointer[error]
@@ -129,8 +127,6 @@ type conn struct {
 	// connecttrace.go), then is nil. Set before the conn is returned, then guarded by wmu.
 	trace *connTrace
 }
-
-type connRef struct{ net.Conn }
 
 func newConn(ctx context.Context, raw net.Conn, s *settings, host string) *conn {
 	c := &conn{
@@ -143,51 +139,41 @@ func newConn(ctx context.Context, raw net.Conn, s *settings, host string) *conn 
 		plain:    make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	c.sm.Init(transitions, stateFailed, stateNew)
 	c.sys = rawConnOf(raw)
 	c.raw = &socket{Conn: raw, rdl: &c.rdl, out: &c.out}
-	c.target.Store(&connRef{raw})
-	c.rdl.set = func(t time.Time) error { return c.target.Load().SetReadDeadline(t) }
-	c.wdl.set = func(t time.Time) error { return c.target.Load().SetWriteDeadline(t) }
+	c.rdl.set = raw.SetReadDeadline
+	c.wdl.set = raw.SetWriteDeadline
 	return c
 }
 
-func (c *conn) state() state { return state(c.st.Load()) }
+func (c *conn) state() state { return c.sm.State() }
 
 // transition is the one place where a conn changes state. It refuses moves the table does not
 // allow and reports whether it moved. Entering stateFailed records cause as the sticky error.
 func (c *conn) transition(to state, cause error) bool {
-	c.smu.Lock()
-	defer c.smu.Unlock()
-	from := c.state()
-	if allowedTransitions[from]&(1<<to) == 0 {
-		return false
-	}
-	if to == stateFailed {
-		c.err = cause
-	}
-	c.st.Store(uint32(to))
-	if from == stateNew {
-		close(c.ready)
-	}
-	if from == stateLoginOnly || (from == stateNew && to != stateLoginOnly) {
-		close(c.plain)
-	}
-	if to == stateClosed {
-		close(c.done)
-	}
-	if to == stateFailed || to == stateClosed {
-		releaseChannelSlot(c)
-	}
-	return true
+	_, ok := c.sm.Move(to, cause, func(from state) {
+		if from == stateNew {
+			close(c.ready)
+		}
+		if from == stateLoginOnly || (from == stateNew && to != stateLoginOnly) {
+			close(c.plain)
+		}
+		if to == stateClosed {
+			close(c.done)
+		}
+		if to == stateFailed || to == stateClosed {
+			releaseChannelSlot(c)
+		}
+	})
+	return ok
 }
 
 // stickyErr returns the error a call should see in state s, or nil if the call may proceed.
 func (c *conn) stickyErr(s state) error {
 	switch s {
 	case stateFailed:
-		c.smu.Lock()
-		defer c.smu.Unlock()
-		return c.err
+		return c.sm.Err()
 	case stateClosed:
 		return errClosed
 	}
@@ -257,7 +243,7 @@ func (c *conn) Write(p []byte) (int, error) {
 // Read reads plaintext TDS bytes: first the (patched) PRELOGIN reply, then what the server
 // sends. In full encryption the driver's Read goes straight to the tls.Conn, which decrypts
 // into its own buffer and copies into p, as with go-mssqldb's own TLS; the bridge under it
-// reads the socket in large reads and hands crypto/tls complete records in batches (see
+// reads the socket in large reads and hands crypto/tls several complete records per read (see
 // readTLS). In plaintext it goes to the bridge, whose read-ahead buffer serves it. No copy is
 // made here. A Read before the PRELOGIN exchange, or in login-only mode a Read past the
 // PRELOGIN reply before the LOGIN7 packet is sent, waits for it. p may be any size; a Read
@@ -266,12 +252,10 @@ func (c *conn) Write(p []byte) (int, error) {
 // a read needs the socket (see socket).
 //
 // Once the reply is served and the mode settled (full or plaintext), Read is one call to c.in
-// (the tls.Conn or the bridge, whose own locks serialize Reads) and nothing else, with a frame
-// as small as it can be: go-mssqldb reads every response in a new goroutine, and a deeper path
-// to the socket makes the runtime grow that goroutine's stack a second time on every query
-// (see "Stack depth" in package bridge).
+// (the tls.Conn or the bridge, whose own locks serialize Reads) and nothing else, so that the
+// path to the socket stays shallow (see "Stack depth" in bridge/doc.go).
 func (c *conn) Read(p []byte) (int, error) {
-	if c.direct.Load() {
+	if c.settled.Load() {
 		n, err := c.in.Read(p)
 		if err != nil {
 			return n, c.readErr(err)
@@ -281,9 +265,9 @@ func (c *conn) Read(p []byte) (int, error) {
 	return c.readSlow(p)
 }
 
-// readSlow is Read until the conn serves reads directly from c.in: it waits for the PRELOGIN
+// readSlow is Read until the conn serves reads from c.in alone: it waits for the PRELOGIN
 // exchange, serves the reply, waits in login-only mode for the switch to plaintext, then reads
-// through c.in and sets c.direct.
+// through c.in and sets c.settled.
 func (c *conn) readSlow(p []byte) (int, error) {
 	// Once the mode is settled: no channel operations.
 	settled := func(s state) bool { return s == stateFull || s == statePlain }
@@ -310,7 +294,7 @@ func (c *conn) readSlow(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	c.direct.Store(true)
+	c.settled.Store(true)
 	n, err := c.in.Read(p)
 	if err != nil {
 		err = c.readErr(err)
@@ -329,7 +313,7 @@ func (c *conn) readErr(err error) error {
 }
 
 // readTLS makes every later Read go to tc, a tls.Conn running on the bridge b in passthrough
-// mode, which from now on hands tc the complete application-data records it holds in batches.
+// mode, which from now on hands tc several complete application-data records per read.
 // Called before the conn leaves stateNew.
 func (c *conn) readTLS(tc *tls.Conn, b *bridge.Conn) error {
 	if err := b.CoalesceRecords(tc.ConnectionState()); err != nil {

@@ -102,13 +102,6 @@ func decodeDeadline(n int64) time.Time {
 	return time.Unix(0, n)
 }
 
-// errTimeout is returned for a call whose deadline had passed before it reached the socket.
-// It is a net.Error whose Timeout reports true, and it matches os.ErrDeadlineExceeded.
-var errTimeout error = timeoutError{}
-
-type timeoutError struct{}
-
-func (timeoutError) Error() string   { return "mssqlbridge: i/o timeout" }
-func (timeoutError) Timeout() bool   { return true }
-func (timeoutError) Temporary() bool { return true }
-func (timeoutError) Unwrap() error   { return os.ErrDeadlineExceeded }
+// errTimeout is returned for a call whose deadline had passed before it reached the socket:
+// the error the socket itself returns then (a net.Error whose Timeout reports true).
+var errTimeout = os.ErrDeadlineExceeded

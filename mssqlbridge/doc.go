@@ -50,7 +50,7 @@
 //     passes each Read straight to the tls.Conn (full encryption, strict) or to the bridge in
 //     plaintext mode, without a buffer of its own. The bridge reads the socket through a
 //     pooled 64 KiB read-ahead buffer and hands crypto/tls complete application-data records
-//     in batches (bridge.Conn.CoalesceRecords): about one read system call per 20-60 KiB, and
+//     several per read (bridge.Conn.CoalesceRecords): about one read system call per 20-60 KiB, and
 //     one copy more than go-mssqldb's own path (socket, read-ahead, crypto/tls, driver).
 //  4. Strict (encrypt=strict, TDS 8.0): the TLS handshake runs on the socket at dial time (ALPN
 //     "tds/8.0", TLS 1.3 allowed); the driver's PRELOGIN, with ENCRYPTION set to go-mssqldb's

@@ -55,7 +55,7 @@ func (c *conn) negotiate(p []byte) (err error) {
 		return err
 	}
 	// Interrupt the exchange when ctx ends; the caller's deadlines apply as well.
-	stop := context.AfterFunc(ctx, func() { _ = c.target.Load().SetDeadline(aLongTimeAgo) })
+	stop := context.AfterFunc(ctx, func() { _ = c.raw.SetDeadline(aLongTimeAgo) })
 	if err := c.rdl.enter(); err != nil {
 		c.rdl.exit()
 		stop()
@@ -100,13 +100,12 @@ func (c *conn) startStrict(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b, tc := bridge.Client(c.raw, cfg, true, bridge.Options{Direct: true})
+	b, tc := bridge.Client(c.raw, cfg, bridge.Options{Direct: true})
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return handshakeError(c.handshakeFacts(cfg, true), err)
 	}
 	c.bridge = b
 	c.tlsConn = tc
-	c.target.Store(&connRef{b})
 	return c.readTLS(tc, b)
 }
 
@@ -171,7 +170,6 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 	if outcome == prelogin.OutcomeNone {
 		b := bridge.New(c.raw, bridge.Options{Role: bridge.RoleClient})
 		c.bridge = b
-		c.target.Store(&connRef{b})
 		if err := b.StartPlaintext(); err != nil {
 			return 0, nil, fmt.Errorf("mssqlbridge: start plaintext: %w", err)
 		}
@@ -188,9 +186,8 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 	// Login-only is TLS 1.2 at most: a TLS 1.3 server sends session tickets after the
 	// handshake, as records the switch to plaintext would hand the driver as TDS bytes.
 	allow13 := c.settings.allowTLS13(cfg) && outcome == prelogin.OutcomeFull
-	b, tc := bridge.Client(c.raw, cfg, allow13, bridge.Options{})
+	b, tc := bridge.Client(c.raw, cfg, bridge.Options{AllowTLS13: allow13})
 	c.bridge = b
-	c.target.Store(&connRef{b})
 	if err := tc.Handshake(); err != nil {
 		return 0, nil, handshakeError(c.handshakeFacts(cfg, allow13), err)
 	}

@@ -319,7 +319,7 @@ func serverEnd(raw net.Conn, pki *testPKI, enc msdsn.Encryption) (net.Conn, erro
 		if err := reply(raw, tds.NewReader(raw, tds.ReaderConfig{}), prelogin.EncryptOn); err != nil {
 			return nil, err
 		}
-		b, ts := bridge.Server(raw, cfg, false, bridge.Options{})
+		b, ts := bridge.Server(raw, cfg, bridge.Options{})
 		if err := ts.Handshake(); err != nil {
 			return nil, err
 		}

@@ -371,7 +371,7 @@ func (c *conn) handshake() (connState, error) {
 	case a.isMutation():
 		c.sock.fw.arm(PhaseHandshake, a, 0)
 	}
-	c.b, c.tc = bridge.Server(c.sock, c.srv.serverTLS, false, bridge.Options{})
+	c.b, c.tc = bridge.Server(c.sock, c.srv.serverTLS, bridge.Options{})
 	if err := c.tc.Handshake(); err != nil {
 		return stateDone, fmt.Errorf("TLS handshake inside PRELOGIN: %w", err)
 	}
@@ -395,7 +395,7 @@ func (c *conn) strictHandshake() (connState, error) {
 		// Nothing has been written yet: a mutation has no packet to mutate; close instead.
 		return stateDone, &faultError{Phase: PhaseHandshake, Action: ActionClose}
 	}
-	c.b, c.tc = bridge.Server(c.sock, c.srv.strictTLS, true, bridge.Options{Direct: true})
+	c.b, c.tc = bridge.Server(c.sock, c.srv.strictTLS, bridge.Options{Direct: true})
 	if err := c.tc.Handshake(); err != nil {
 		return stateDone, fmt.Errorf("TLS handshake (strict, TDS 8.0): %w", err)
 	}

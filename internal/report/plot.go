@@ -29,15 +29,15 @@ type plotBar struct {
 // armColors gives each arm one colour in every panel; TLS and plaintext of the same side share
 // a hue.
 var armColors = map[string]string{
-	ArmNativeTLS:    "#4e79a7",
-	ArmBridgedTLS:   "#f28e2b",
-	ArmNativePlain:  "#a0cbe8",
-	ArmBridgedPlain: "#ffbe7d",
-	ArmTLSConn:      "#4e79a7",
-	ArmBridge:       "#f28e2b",
-	ArmBridgeDirect: "#e15759",
-	ArmFloorAESGCM:  "#59a14f",
-	ArmFloorTCP:     "#8cd17d",
+	ArmNativeTLS:      "#4e79a7",
+	ArmBridgedTLS:     "#f28e2b",
+	ArmNativePlain:    "#a0cbe8",
+	ArmBridgedPlain:   "#ffbe7d",
+	ArmTLSConn:        "#4e79a7",
+	ArmBridge:         "#f28e2b",
+	ArmBridgeCoalesce: "#e15759",
+	ArmFloorAESGCM:    "#59a14f",
+	ArmFloorTCP:       "#8cd17d",
 }
 
 // Plot geometry, in SVG user units (px).

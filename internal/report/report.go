@@ -19,15 +19,15 @@ const (
 // tls.Conn on the socket, the bridge with its coalescing reader, and the bridge with
 // CoalesceRecords under a tls.Conn read directly (the path mssqlbridge's driver reads take).
 const (
-	ArmNativeTLS    = "native TLS"
-	ArmBridgedTLS   = "bridged TLS"
-	ArmNativePlain  = "native plain"
-	ArmBridgedPlain = "bridged plain"
-	ArmTLSConn      = "tls.Conn"
-	ArmBridge       = "bridge"
-	ArmBridgeDirect = "bridge, tls.Conn read"
-	ArmFloorAESGCM  = "AES-128-GCM open"
-	ArmFloorTCP     = "TCP read"
+	ArmNativeTLS      = "native TLS"
+	ArmBridgedTLS     = "bridged TLS"
+	ArmNativePlain    = "native plain"
+	ArmBridgedPlain   = "bridged plain"
+	ArmTLSConn        = "tls.Conn"
+	ArmBridge         = "bridge"
+	ArmBridgeCoalesce = "bridge, tls.Conn read"
+	ArmFloorAESGCM    = "AES-128-GCM open"
+	ArmFloorTCP       = "TCP read"
 )
 
 // DriverRatioPairs are the (candidate, baseline) arm pairs compared in every driver cell and in

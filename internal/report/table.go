@@ -56,7 +56,7 @@ func WriteTable(w io.Writer, r *Report) error {
 		for _, c := range cells {
 			for i, a := range c.Arms {
 				rat, xf := "", "-"
-				if a.Name == ArmBridge || a.Name == ArmBridgeDirect {
+				if a.Name == ArmBridge || a.Name == ArmBridgeCoalesce {
 					rat = fmtRatio(c.RatioOf(a.Name, ArmTLSConn))
 				}
 				if f := r.Floor(c.RecordSize); f > 0 && a.CPUPerMB.N > 0 {
