@@ -76,13 +76,12 @@ func startsRequest(p []byte) bool {
 // when an earlier read ended the connection (see noteReadErr), or when the connection has not
 // started a request for idleCheckAfter and one non-blocking look at the socket finds it closed
 // or reset by the peer or, in plaintext, holding bytes nobody asked for (on the socket or read
-// ahead by the bridge). Under TLS bytes that
-// arrived while idle are left for crypto/tls, which must read them (a TLS 1.3 server may send
-// session tickets or a KeyUpdate at any time): there only EOF or a reset mark the connection
-// dead. Where the socket cannot be looked at (not a syscall.Conn, or a platform without the
-// call) only the first rule applies, and while a Read is in progress (a net.Conn allows one
-// beside a Write; go-mssqldb does not begin a request while it reads) the look is skipped:
-// the connection is in use, and the look must never wait.
+// ahead by the bridge). Under TLS bytes that arrived while idle are left for crypto/tls, which
+// must read them (a TLS 1.3 server may send session tickets or a KeyUpdate at any time): there
+// only EOF or a reset mark the connection dead. Where the socket cannot be looked at (not a
+// syscall.Conn, or a platform without the call) only the first rule applies, and while a Read
+// is in progress (a net.Conn allows one beside a Write; go-mssqldb does not begin a request
+// while it reads) the look is skipped: the connection is in use, and the look must never wait.
 func (c *conn) checkAlive(p []byte) error {
 	open := c.msgOpen
 	c.msgOpen = len(p) >= tds.HeaderSize && tds.Status(p[1])&tds.StatusEOM == 0
