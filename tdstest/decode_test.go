@@ -10,11 +10,7 @@ import (
 func wire(b []byte) *wireReader { return newWireReader(bytes.NewReader(b)) }
 
 func TestReadTypeInfo(t *testing.T) {
-	tests := map[string]struct {
-		in      []byte
-		want    typeInfo
-		wantErr string
-	}{
+	tests := map[string]typeInfoCase{
 		"INTN 8":            {[]byte{0x26, 8}, typeInfo{Type: dtIntN, Size: 8}, ""},
 		"INT4 fixed":        {[]byte{0x38}, typeInfo{Type: dtInt4, Size: 4}, ""},
 		"DECIMALN 18,4":     {[]byte{0x6A, 9, 18, 4}, typeInfo{Type: dtDecimalN, Size: 9, Prec: 18, Scale: 4}, ""},
@@ -32,35 +28,14 @@ func TestReadTypeInfo(t *testing.T) {
 		"XML":               {[]byte{0xF1, 0}, typeInfo{}, "not supported"},
 		"empty":             {nil, typeInfo{}, "ends inside a field"},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got, err := readTypeInfo(wire(tc.in))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
-			}
-			if re := appendTypeInfo(nil, got); !bytes.Equal(re, tc.in) {
-				t.Fatalf("re-encoded %x, want %x", re, tc.in)
-			}
-		})
-	}
+	runTypeInfoCases(t, tests)
 }
 
 func TestReadValue(t *testing.T) {
 	nv := typeInfo{Type: dtNVarChar, Size: 20, Collation: serverCollation}
 	nvMax := typeInfo{Type: dtNVarChar, Size: plpMaxLen, Collation: serverCollation}
 	dec := typeInfo{Type: dtDecimalN, Size: 9, Prec: 4, Scale: 0}
-	tests := map[string]struct {
-		ti      typeInfo
-		in      []byte
-		want    sqlValue
-		wantErr string
-	}{
+	tests := map[string]valueCase{
 		"bigint":           {typeInfo{Type: dtIntN, Size: 8}, cat([]byte{8}, le64(5)), sqlValue{Len: 8, Data: le64(5)}, ""},
 		"bigint NULL":      {typeInfo{Type: dtIntN, Size: 8}, []byte{0}, sqlValue{Null: true}, ""},
 		"bigint len 4":     {typeInfo{Type: dtIntN, Size: 8}, cat([]byte{4}, le32(5)), sqlValue{}, "length 4, want 8..8"},
@@ -83,20 +58,7 @@ func TestReadValue(t *testing.T) {
 		"offset 15h":       {typeInfo{Type: dtDateTimeOffset, Scale: 0}, cat([]byte{8, 0, 0, 0, 0, 0, 0}, le16(900)), sqlValue{}, "offset of 900"},
 		"guid len 15":      {typeInfo{Type: dtGUID, Size: 16}, cat([]byte{15}, make([]byte, 15)), sqlValue{}, "length 15"},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got, err := readValue(wire(tc.in), tc.ti, true, 1<<20)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got.Null != tc.want.Null || got.Len != tc.want.Len || !bytes.Equal(got.Data, tc.want.Data) {
-				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
-			}
-		})
-	}
+	runValueCases(t, tests)
 }
 
 // rpcTail is a parameter list appended to executeSQLMessage's headers by hand.
@@ -387,4 +349,61 @@ func FuzzParseParamDecls(f *testing.F) {
 			}
 		}
 	})
+}
+
+// typeInfoCase is a TYPE_INFO to decode: the bytes, and the typeInfo they give or an error text.
+type typeInfoCase struct {
+	in      []byte
+	want    typeInfo
+	wantErr string
+}
+
+// runTypeInfoCases decodes each case, checks the result or the error, and that a decoded
+// TYPE_INFO encodes back to its bytes.
+func runTypeInfoCases(t *testing.T, tests map[string]typeInfoCase) {
+	t.Helper()
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := readTypeInfo(wire(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+			if re := appendTypeInfo(nil, got); !bytes.Equal(re, tc.in) {
+				t.Fatalf("re-encoded %x, want %x", re, tc.in)
+			}
+		})
+	}
+}
+
+// valueCase is a value of type ti to decode: the bytes, and the value they give or an error text.
+type valueCase struct {
+	ti      typeInfo
+	in      []byte
+	want    sqlValue
+	wantErr string
+}
+
+// runValueCases decodes each case with a 1 MiB limit and checks the result or the error.
+func runValueCases(t *testing.T, tests map[string]valueCase) {
+	t.Helper()
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := readValue(wire(tc.in), tc.ti, true, 1<<20)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got.Null != tc.want.Null || got.Len != tc.want.Len || !bytes.Equal(got.Data, tc.want.Data) {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
 }

@@ -2,18 +2,13 @@ package tdstest
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 )
 
 // TestReadTypeInfoLegacy: the legacy TYPE_INFO forms of MS-TDS 2.2.5.4 decode, re-encode byte
 // for byte, and bad ones are refused naming the type and offset.
 func TestReadTypeInfoLegacy(t *testing.T) {
-	tests := map[string]struct {
-		in      []byte
-		want    typeInfo
-		wantErr string
-	}{
+	tests := map[string]typeInfoCase{
 		"TEXT":             {cat([]byte{0x23}, le32(maxLongLen), serverCollation[:]), typeInfo{Type: dtText, Size: maxLongLen, Collation: serverCollation}, ""},
 		"NTEXT":            {cat([]byte{0x63}, le32(0x30), serverCollation[:]), typeInfo{Type: dtNText, Size: 0x30, Collation: serverCollation}, ""},
 		"IMAGE":            {cat([]byte{0x22}, le32(16)), typeInfo{Type: dtImage, Size: 16}, ""},
@@ -31,23 +26,7 @@ func TestReadTypeInfoLegacy(t *testing.T) {
 		"NUMERIC length 6": {[]byte{0x3F, 6, 9, 0}, typeInfo{}, "length 6 not valid"},
 		"sql_variant":      {cat([]byte{0x62}, le32(8009)), typeInfo{}, "not supported"},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got, err := readTypeInfo(wire(tc.in))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
-			}
-			if re := appendTypeInfo(nil, got); !bytes.Equal(re, tc.in) {
-				t.Fatalf("re-encoded %x, want %x", re, tc.in)
-			}
-		})
-	}
+	runTypeInfoCases(t, tests)
 }
 
 // TestReadValueLegacy: values of the legacy types, NULL of each, and lengths that lie.
@@ -56,12 +35,7 @@ func TestReadValueLegacy(t *testing.T) {
 	image := typeInfo{Type: dtImage, Size: maxLongLen}
 	varchar := typeInfo{Type: dtVarChar, Size: 5}
 	dec := typeInfo{Type: dtDecimal, Size: 9, Prec: 18, Scale: 2}
-	tests := map[string]struct {
-		ti      typeInfo
-		in      []byte
-		want    sqlValue
-		wantErr string
-	}{
+	tests := map[string]valueCase{
 		"ntext":             {ntext, cat(le32(4), appendUCS2(nil, "hé")), sqlValue{Len: 4, Data: appendUCS2(nil, "hé")}, ""},
 		"ntext NULL":        {ntext, le32(0xFFFFFFFF), sqlValue{Null: true}, ""},
 		"ntext empty":       {ntext, le32(0), sqlValue{Data: []byte{}}, ""},
@@ -77,20 +51,7 @@ func TestReadValueLegacy(t *testing.T) {
 		"decimal bad sign":  {dec, cat([]byte{9, 3}, le64(1)), sqlValue{}, "sign byte 3"},
 		"decimal too short": {dec, cat([]byte{4, 1}, le32(1)[:3]), sqlValue{}, "length 4, want 5..9"},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got, err := readValue(wire(tc.in), tc.ti, true, 1<<20)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got.Null != tc.want.Null || got.Len != tc.want.Len || !bytes.Equal(got.Data, tc.want.Data) {
-				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
-			}
-		})
-	}
+	runValueCases(t, tests)
 }
 
 // legacyParams are parameters of the legacy types as a client sends them: ntext "hé", text NULL,
