@@ -278,3 +278,17 @@ func pattern(n, seed int) []byte {
 	}
 	return b
 }
+
+// handshakeBoth runs the TLS handshakes of tc and ts, which talk to each other, concurrently and
+// fails the test if either fails.
+func handshakeBoth(t testing.TB, tc, ts *tls.Conn) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- ts.Handshake() }()
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -309,14 +309,7 @@ func TestDirectAgainstPlainTLS(t *testing.T) {
 	b := New(c, Options{Direct: true})
 	defer b.Close()
 	tc, ts := tls.Client(b, ccfg), tls.Server(s, scfg)
-	errc := make(chan error, 1)
-	go func() { errc <- ts.Handshake() }()
-	if err := tc.Handshake(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
+	handshakeBoth(t, tc, ts)
 	if tc.ConnectionState().NegotiatedProtocol != "tds/8.0" {
 		t.Fatal("ALPN not negotiated")
 	}

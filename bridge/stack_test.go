@@ -55,14 +55,7 @@ func TestReadStackDepth(t *testing.T) {
 			conn = b
 		}
 		tc, ts := tls.Client(conn, ccfg), tls.Server(s, scfg)
-		errc := make(chan error, 1)
-		go func() { errc <- ts.Handshake() }()
-		if err := tc.Handshake(); err != nil {
-			t.Fatal(err)
-		}
-		if err := <-errc; err != nil {
-			t.Fatal(err)
-		}
+		handshakeBoth(t, tc, ts)
 		if coalesce {
 			if err := b.CoalesceRecords(tc.ConnectionState()); err != nil {
 				t.Fatal(err)
