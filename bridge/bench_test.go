@@ -40,6 +40,23 @@ func BenchmarkRead(b *testing.B) {
 	}
 }
 
+// benchClient runs a TLS client handshake with ccfg over conn, on a bridge in passthrough
+// (TLS straight on the socket) when bridged; bc is that bridge, or nil. The tls.Conn is closed
+// when the benchmark function returns.
+func benchClient(b *testing.B, conn net.Conn, ccfg *tls.Config, bridged bool) (tc *tls.Conn, bc *Conn) {
+	b.Helper()
+	if bridged {
+		bc = New(conn, Options{Direct: true})
+		conn = bc
+	}
+	tc = tls.Client(conn, ccfg)
+	b.Cleanup(func() { _ = tc.Close() })
+	if err := tc.Handshake(); err != nil {
+		b.Fatal(err)
+	}
+	return tc, bc
+}
+
 func benchRead(b *testing.B, tls13 bool, recSize int, pat string, impl string) {
 	bridged := impl != "tls"
 	small, _ := pkis(b)
@@ -67,17 +84,7 @@ func benchRead(b *testing.B, tls13 bool, recSize int, pat string, impl string) {
 		done <- bs.w.Flush()
 	}()
 	cc := &readCounter{Conn: c}
-	var conn net.Conn = cc
-	var bc *Conn
-	if bridged {
-		bc = New(cc, Options{Direct: true})
-		conn = bc
-	}
-	tc := tls.Client(conn, ccfg)
-	defer tc.Close()
-	if err := tc.Handshake(); err != nil {
-		b.Fatal(err)
-	}
+	tc, bc := benchClient(b, cc, ccfg, bridged)
 	var r io.Reader = tc
 	switch impl {
 	case "bridge":
@@ -215,17 +222,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 					}
 				}
 			}()
-			var conn net.Conn = c
-			var bc *Conn
-			if impl == "coalesce" {
-				bc = New(c, Options{Direct: true})
-				conn = bc
-			}
-			tc := tls.Client(conn, ccfg)
-			defer tc.Close()
-			if err := tc.Handshake(); err != nil {
-				b.Fatal(err)
-			}
+			tc, bc := benchClient(b, c, ccfg, impl == "coalesce")
 			if bc != nil {
 				if err := bc.CoalesceRecords(tc.ConnectionState()); err != nil {
 					b.Fatal(err)

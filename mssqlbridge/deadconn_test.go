@@ -266,7 +266,7 @@ func TestDeadAfterReadError(t *testing.T) {
 }
 
 // tcpPair returns both ends of a loopback TCP connection.
-func tcpPair(t *testing.T) (client, server *net.TCPConn) {
+func tcpPair(t testing.TB) (client, server *net.TCPConn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -328,16 +328,7 @@ func TestPeekSocket(t *testing.T) {
 // BenchmarkCheckAlive is the cost of one look at an idle socket (the system call checkAlive
 // makes after idleCheckAfter).
 func BenchmarkCheckAlive(b *testing.B) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c, _ := tcpPair(b)
 	rc := rawConnOf(c)
 	if rc == nil {
 		b.Skip("no syscall.RawConn on this platform")
