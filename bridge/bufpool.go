@@ -5,11 +5,28 @@ import "sync"
 // bufPool hands out read-ahead buffers of one size. A Conn takes a buffer
 // when a read needs the socket and gives it back as soon as every byte in
 // it was handed out, so an idle connection holds no buffer. Buffers travel
-// as *[]byte so that Get and Put allocate nothing.
+// as *[]byte so that get and put allocate nothing.
+//
+// The last spareMax buffers given back wait in spare, where a get from any
+// goroutine finds them; the rest go to a sync.Pool, which the garbage
+// collector empties. A sync.Pool alone keeps the last buffer a processor
+// (P) put in a slot of that P, which a get on another P never looks at: a
+// reader whose goroutine the scheduler moves between Ps allocates a fresh
+// buffer for many socket reads, and a heap churning 64 KiB objects grows
+// and faults in pages the runtime had given back to the kernel. At most
+// spareMax*size bytes per size stay allocated for good.
 type bufPool struct {
 	size int
+
+	mu    sync.Mutex
+	spare []*[]byte // at most spareMax, protected by mu
+
 	pool sync.Pool
 }
+
+// spareMax is how many buffers of one size bufPool keeps outside its
+// sync.Pool.
+const spareMax = 4
 
 // bufPools holds one *bufPool per buffer size in use (Options.ReadAheadSize).
 var bufPools sync.Map
@@ -25,6 +42,15 @@ func poolFor(size int) *bufPool {
 
 // get returns a buffer of p.size bytes; its contents are undefined.
 func (p *bufPool) get() *[]byte {
+	p.mu.Lock()
+	if n := len(p.spare); n > 0 {
+		b := p.spare[n-1]
+		p.spare[n-1] = nil
+		p.spare = p.spare[:n-1]
+		p.mu.Unlock()
+		return b
+	}
+	p.mu.Unlock()
 	if b, ok := p.pool.Get().(*[]byte); ok {
 		return b
 	}
@@ -33,4 +59,13 @@ func (p *bufPool) get() *[]byte {
 }
 
 // put gives b back; the caller must not use it afterwards.
-func (p *bufPool) put(b *[]byte) { p.pool.Put(b) }
+func (p *bufPool) put(b *[]byte) {
+	p.mu.Lock()
+	if len(p.spare) < spareMax {
+		p.spare = append(p.spare, b)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	p.pool.Put(b)
+}

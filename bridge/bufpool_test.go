@@ -28,6 +28,40 @@ func (c *loopConn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// A buffer given back is the next one handed out, whichever goroutine (and
+// so processor) asks, and what bufPool keeps outside its sync.Pool is
+// bounded by spareMax.
+func TestBufPoolSpare(t *testing.T) {
+	p := &bufPool{size: 1024}
+	b := p.get()
+	for i := range 100 {
+		done := make(chan struct{})
+		go func() { p.put(b); close(done) }()
+		<-done
+		if got := p.get(); got != b {
+			t.Fatalf("round %d: the buffer given back on another goroutine was not handed out again", i)
+		}
+	}
+	var bufs []*[]byte
+	for range spareMax + 3 {
+		bufs = append(bufs, p.get())
+	}
+	for _, b := range bufs {
+		if len(*b) != p.size {
+			t.Fatalf("buffer of %d bytes, want %d", len(*b), p.size)
+		}
+		p.put(b)
+	}
+	if len(p.spare) != spareMax {
+		t.Fatalf("%d spare buffers kept, want at most %d", len(p.spare), spareMax)
+	}
+	for i := range spareMax {
+		if got := p.get(); got != bufs[spareMax-1-i] {
+			t.Fatalf("get %d: not the spare buffer put back last", i)
+		}
+	}
+}
+
 // The read-ahead keeps its configured size whatever the peer sent during
 // the handshake: a seed larger than the buffer is served as it is, and
 // once drained the buffer taken for the next read has the configured size.
