@@ -31,6 +31,11 @@ type child struct {
 // startChild re-executes this program (os.Executable) as "-child mode args...", with stderr
 // shared, and reads the "key value" lines it prints up to "ready".
 func startChild(mode string, args ...string) (*child, error) {
+	return startChildWithin(childStartTimeout, mode, args...)
+}
+
+// startChildWithin is startChild for a child that may take up to timeout to be ready.
+func startChildWithin(timeout time.Duration, mode string, args ...string) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("bench: find own executable: %w", err)
@@ -51,7 +56,7 @@ func startChild(mode string, args ...string) (*child, error) {
 	c := &child{cmd: cmd, stdin: stdin, info: map[string]string{}}
 	if f, ok := stdout.(*os.File); ok {
 		// Pipes support deadlines: a child that hangs before "ready" does not hang the bench.
-		_ = f.SetReadDeadline(time.Now().Add(childStartTimeout))
+		_ = f.SetReadDeadline(time.Now().Add(timeout))
 	}
 	if err := c.readInfo(stdout); err != nil {
 		_ = c.close()

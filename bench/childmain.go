@@ -18,6 +18,7 @@ var childModes = map[string]func(args []string, stderr io.Writer) (childServer, 
 	childStreams: startStreamServer,
 	childTDS:     startTDSServers,
 	childFaults:  startFaultServers,
+	childSample:  startSampleChild,
 }
 
 // runChild is the child process: it starts the servers of mode (args[0]), prints their info as

@@ -29,7 +29,8 @@
 //
 //	-mode driver     go-mssqldb native vs bridged, TLS and plaintext: 1 MiB nvarchar(max) and
 //	                 varbinary(max) at packet sizes 4096 and 16384, the workload cells, a TLS
-//	                 record-size sweep, and the idle heap per pooled connection
+//	                 record-size sweep, the varbinary value with every sample in a client
+//	                 process of its own (fresh.go), and the idle heap per pooled connection
 //	-mode transport  tls.Conn vs the two bridge arms by record size and read pattern, and the floor
 //	-mode all        both (the default)
 //	-mode faults     not a CPU measurement: the fault table (faults.go), seven ways a server or
@@ -44,7 +45,8 @@
 //	-serve           run the embedded tdstest server standalone (-addr, -encrypt, -user,
 //	                 -password, -record-size) and print its address and DSN
 //
-// Child processes: "-child tdstest" runs one tdstest server per TLS record size with the
+// Child processes: "-child sample" measures one sample of one driver arm in a process of its own
+// and prints it (the fresh-process cells); "-child tdstest" runs one tdstest server per TLS record size with the
 // encryption setting OFF (so encrypt=true gets full TLS and encrypt=disable none from the same
 // server); "-child faults" runs one tdstest server per cell of the fault table, each with its
 // scenario's Faults, and prints each cell's DSN; "-child streams" runs the transport senders

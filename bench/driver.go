@@ -168,6 +168,15 @@ type driverTarget struct {
 	local      bool              // the tdstest child, as opposed to -dsn
 }
 
+// armDSN returns the DSN with which spec connects to t at packet size ps.
+func (t driverTarget) armDSN(spec driverArmSpec, ps int) (string, error) {
+	params := map[string]string{"encrypt": spec.encrypt, "packet size": strconv.Itoa(ps)}
+	for k, v := range t.extra {
+		params[k] = v
+	}
+	return withParams(t.dsn, params)
+}
+
 // driverPool opens and keeps one connection per (target, arm, packet size), shared by the cells
 // that use it. A connection that failed to open is not tried again: the same error is returned.
 type driverPool struct {
@@ -192,11 +201,7 @@ func (p *driverPool) get(ctx context.Context, t driverTarget, spec driverArmSpec
 			p.failed[key] = err
 		}
 	}()
-	params := map[string]string{"encrypt": spec.encrypt, "packet size": strconv.Itoa(ps)}
-	for k, v := range t.extra {
-		params[k] = v
-	}
-	dsn, err := withParams(t.dsn, params)
+	dsn, err := t.armDSN(spec, ps)
 	if err != nil {
 		return nil, err
 	}

@@ -100,6 +100,13 @@ func driverCells(ctx context.Context, cfg *config, prog *progress) (cells []*cel
 		}
 		cells = append(cells, newCell(res, arms, report.DriverRatioPairs))
 	}
+	if base.local {
+		fcells, err := freshCells(cfg, base)
+		if err != nil {
+			return nil, base, "", nil, err
+		}
+		cells = append(cells, fcells...)
+	}
 	return cells, base, server, closeAll, nil
 }
 

@@ -26,7 +26,7 @@ func TestSmoke(t *testing.T) {
 	out, errOut, rep := runWithJSON(t, "-rounds", "1", "-size", "2048", "-rows", "100", "-idle-conns", "3", "-idle-rounds", "1", "-duration", "2s", "-dsn", "", "-plot", svgPath)
 	for _, want := range []string{
 		"== Driver: one SELECT of a 2 KiB value per query",
-		"nvarchar/4096", "varbinary/16384", "varbinary/4096, 16 KiB records",
+		"nvarchar/4096", "varbinary/16384", "varbinary/4096, 16 KiB records", "fresh process varbinary/16384",
 		"round trip SELECT @p1, @p2", "round trip SET NOCOUNT ON", "narrow rows x100", "wide rows x100",
 		"upload 2 KiB varbinary(max) parameter", "CopyIn x100 rows",
 		report.ArmNativeTLS, report.ArmBridgedTLS, report.ArmNativePlain, report.ArmBridgedPlain,
@@ -41,10 +41,10 @@ func TestSmoke(t *testing.T) {
 	if !strings.Contains(errOut, "round 1/1") {
 		t.Errorf("no progress on stderr:\n%s", errOut)
 	}
-	// 4 value cells + 6 workload cells + 3 sweep cells, 6 transport cells, 4 floor cells; one
-	// sample per arm; the idle figure for the four driver arms.
-	if len(rep.Cells) != 23 {
-		t.Errorf("%d cells in JSON, want 23", len(rep.Cells))
+	// 4 value cells + 6 workload cells + 3 sweep cells + 2 fresh-process cells, 6 transport
+	// cells, 4 floor cells; one sample per arm; the idle figure for the four driver arms.
+	if len(rep.Cells) != 25 {
+		t.Errorf("%d cells in JSON, want 25", len(rep.Cells))
 	}
 	if len(rep.Idle) != 4 || rep.Idle[0].Summary.N != 1 {
 		t.Errorf("idle figures = %+v, want four arms with one round each", rep.Idle)
@@ -186,8 +186,8 @@ func TestSmokeDSN(t *testing.T) {
 	if want := "driver server: " + srv.Addr + " (from -dsn"; !strings.Contains(out, want) {
 		t.Errorf("table lacks %q:\n%s", want, out)
 	}
-	if strings.Contains(out, "records") || strings.Contains(out, "== Transport") {
-		t.Errorf("-dsn -mode driver ran the sweep or the transport cells:\n%s", out)
+	if strings.Contains(out, "records") || strings.Contains(out, "== Transport") || strings.Contains(out, freshCellPrefix) {
+		t.Errorf("-dsn -mode driver ran the sweep, the fresh-process or the transport cells:\n%s", out)
 	}
 	if strings.Contains(out, "tdstest-Passw0rd") || strings.Contains(stderr.String(), "tdstest-Passw0rd") {
 		t.Errorf("the password leaked into the output")
