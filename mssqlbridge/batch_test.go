@@ -84,7 +84,8 @@ type write struct {
 }
 
 func TestBatchWrites(t *testing.T) {
-	const rec = 4096 + 29 // a 4096-byte packet as a TLS 1.2 AES-GCM record
+	const rec = 4096 + 29        // a 4096-byte packet as a TLS 1.2 AES-GCM record
+	const full = batchSize / rec // records in a full batch
 	tests := []struct {
 		name   string
 		writes []write
@@ -94,8 +95,8 @@ func TestBatchWrites(t *testing.T) {
 		{"a message of four records", []write{{rec, true}, {rec, true}, {rec, true}, {100, false}},
 			[]int{3*rec + 100}},
 		{"a full batch goes before the record that would pass the limit",
-			slices.Concat(slices.Repeat([]write{{rec, true}}, 16), []write{{100, false}}),
-			[]int{15 * rec, rec + 100}},
+			slices.Concat(slices.Repeat([]write{{rec, true}}, full+1), []write{{100, false}}),
+			[]int{full * rec, rec + 100}},
 		{"a write larger than half a batch goes alone", []write{{40000, true}, {40000, true}, {10, false}},
 			[]int{40000, 40000, 10}},
 		{"held bytes go before a large write", []write{{rec, true}, {40000, false}}, []int{rec + 40000}},
@@ -275,7 +276,7 @@ func TestUploadRecords(t *testing.T) {
 			if got != n {
 				t.Fatalf("DATALENGTH = %d, want %d", got, n)
 			}
-			// One socket write per 64 KiB, not one per packet (257 here).
+			// One socket write per batchSize, not one per packet (257 here).
 			if w := d.writes.Load() - before; w > n/batchSize+2 {
 				t.Errorf("the upload took %d socket writes, want at most %d", w, n/batchSize+2)
 			}
