@@ -46,13 +46,13 @@
 //	                 -password, -record-size) and print its address and DSN
 //
 // Child processes: "-child sample" measures one sample of one driver arm in a process of its own
-// and prints it (the fresh-process cells); "-child tdstest" runs one tdstest server per TLS record size with the
-// encryption setting OFF (so encrypt=true gets full TLS and encrypt=disable none from the same
-// server); "-child faults" runs one tdstest server per cell of the fault table, each with its
-// scenario's Faults, and prints each cell's DSN; "-child streams" runs the transport senders
-// (plain TCP, plain TLS, and TLS whose handshake runs through a bridge in the server role). A
-// child prints "key value" lines and "ready" on stdout, and serves until its stdin reaches EOF;
-// the parent closes it at the end (and the pipe closes if the parent dies), then kills the child
-// if it has not exited in 5 s. The -child argument is not a flag of the command line; it must
-// come first.
+// and prints it (the fresh-process cells); "-child tdstest" runs one tdstest server per TLS
+// record size with the encryption setting OFF (so encrypt=true gets full TLS and
+// encrypt=disable none from the same server); "-child faults" runs one tdstest server per cell
+// of the fault table, each with its scenario's Faults, and prints each cell's DSN; "-child
+// streams" runs the transport senders (plain TCP, plain TLS, and TLS whose handshake runs
+// through a bridge in the server role). A child prints "key value" lines and "ready" on stdout,
+// and serves until its stdin reaches EOF; the parent closes it at the end (and the pipe closes
+// if the parent dies), then kills the child if it has not exited in 5 s. The -child argument is
+// not a flag of the command line; it must come first.
 package main

@@ -35,7 +35,8 @@ const freshCellPrefix = "fresh process "
 func freshCells(cfg *config, t driverTarget) ([]*cellRunner, error) {
 	var cells []*cellRunner
 	for _, ps := range driverPacketSizes {
-		res := &report.Cell{Group: report.GroupDriver, Name: fmt.Sprintf("%s%s/%d", freshCellPrefix, valueVarbinary, ps), Value: valueVarbinary, PacketSize: ps}
+		name := fmt.Sprintf("%s%s/%d", freshCellPrefix, valueVarbinary, ps)
+		res := &report.Cell{Group: report.GroupDriver, Name: name, Value: valueVarbinary, PacketSize: ps}
 		var arms []armRunner
 		for _, spec := range driverArmSpecs {
 			dsn, err := t.armDSN(spec, ps)
@@ -52,8 +53,9 @@ func freshCells(cfg *config, t driverTarget) ([]*cellRunner, error) {
 // freshArm returns a sample function that runs one sample of arm in a new child process.
 func freshArm(cfg *config, arm, dsn string) func(context.Context, time.Duration) (report.Sample, error) {
 	return func(ctx context.Context, d time.Duration) (report.Sample, error) {
-		ch, err := startChildWithin(freshWarmup+d+2*sampleGrace, childSample, "-arm", arm, "-dsn", dsn,
-			"-duration", d.String(), "-size", strconv.Itoa(cfg.size), "-control="+strconv.FormatBool(cfg.control))
+		ch, err := startChildWithin(freshWarmup+d+2*sampleGrace, childSample,
+			"-arm", arm, "-dsn", dsn, "-duration", d.String(), "-size", strconv.Itoa(cfg.size),
+			"-control="+strconv.FormatBool(cfg.control))
 		if err != nil {
 			return report.Sample{}, err
 		}
@@ -100,7 +102,8 @@ func parseSample(info map[string]string) (report.Sample, error) {
 		}
 		v[i] = n
 	}
-	return report.Sample{Ops: v[0], Bytes: v[1], Wall: time.Duration(v[2]), CPU: time.Duration(v[3]), Reads: v[4]}, nil
+	return report.Sample{Ops: v[0], Bytes: v[1], Wall: time.Duration(v[2]), CPU: time.Duration(v[3]),
+		Reads: v[4]}, nil
 }
 
 // startSampleChild is the sample child: it parses "-arm NAME -dsn DSN -duration D -size N

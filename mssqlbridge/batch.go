@@ -13,11 +13,11 @@ import (
 // 64 KiB: Linux sends at most 64 KiB per packet on loopback, headers included (the device's
 // gso_max_size), so a 64 KiB write leaves as two packets, the second a few dozen bytes, and the
 // peer is woken twice (the host's TcpOutSegs counter: writes of 48 and 60 KiB make one segment
-// each, writes of 65,483 bytes and more two). On an Intel Xeon under KVM (2 vCPU, 2026-12-02) a 1 MiB plaintext
-// upload at packet size 4096 cost 1.04x go-mssqldb's own transport with 64 KiB writes and
-// 0.66x with 60 KiB (10 rounds of fresh client processes, 10 of 10 cheaper); 48 KiB 0.67x,
-// 32 KiB 0.76x; at packet size 16384 1.50x against 0.90x. Under TLS a batch of whole records
-// stays below 64 KiB either way and costs the same.
+// each, writes of 65,483 bytes and more two). On an Intel Xeon under KVM (2 vCPU, 2026-12-02)
+// a 1 MiB plaintext upload at packet size 4096 cost 1.04x go-mssqldb's own transport with
+// 64 KiB writes and 0.66x with 60 KiB (10 rounds of fresh client processes, 10 of 10
+// cheaper); 48 KiB 0.67x, 32 KiB 0.76x; at packet size 16384 1.50x against 0.90x. Under TLS a
+// batch of whole records stays below 64 KiB either way and costs the same.
 const batchSize = 60 << 10
 
 // batch joins the socket writes of one TDS message into fewer, larger ones. go-mssqldb writes
