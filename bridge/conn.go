@@ -83,19 +83,6 @@ func New(raw net.Conn, opts Options) *Conn {
 // (Close from another goroutine, a failure).
 func (c *Conn) State() State { return c.sm.State() }
 
-// TryIdle calls f with the number of bytes the bridge has read from the socket in passthrough
-// or plaintext mode and not yet handed to a Read, but only when no Read is in progress; while f
-// runs no Read can start, so f may look at the socket without racing one. It never waits: it
-// reports false, without calling f, when a Read holds the read side.
-func (c *Conn) TryIdle(f func(buffered int)) bool {
-	if !c.rmu.TryLock() {
-		return false
-	}
-	defer c.rmu.Unlock()
-	f(c.ra.buffered())
-	return true
-}
-
 // Read reads into p; what it reads depends on the state:
 //   - handshake: the payload of the peer's next PRELOGIN message, after
 //     sending the flight buffered by earlier Writes;
@@ -132,6 +119,9 @@ func (c *Conn) readOther(p []byte) (int, error) {
 	s := c.State()
 	if s == StateHandshake {
 		return c.readHandshake(p)
+	}
+	if s == StateClosed {
+		c.ra.drop()
 	}
 	return 0, c.stickyErr(s)
 }
@@ -239,13 +229,20 @@ func (c *Conn) Write(p []byte) (int, error) {
 
 // Close closes the socket, which unblocks a Read and a Write in other
 // goroutines; they and every later call return an error matching
-// net.ErrClosed. A second Close returns such an error too. Close sends
-// nothing: a flight still buffered in handshake mode is dropped.
+// net.ErrClosed, bytes read ahead included: they are dropped, and the
+// buffer goes back to the pool at once, or when a Read in progress returns.
+// A second Close returns such an error too. Close sends nothing: a flight
+// still buffered in handshake mode is dropped.
 func (c *Conn) Close() error {
 	if err := c.transition(StateClosed, nil); err != nil {
 		return errClosed
 	}
-	return c.raw.Close()
+	err := c.raw.Close()
+	if c.rmu.TryLock() {
+		c.ra.drop()
+		c.rmu.Unlock()
+	}
+	return err
 }
 
 // LocalAddr returns the socket's local address.

@@ -65,6 +65,20 @@ func (c *Conn) readHandshake(p []byte) (int, error) {
 	return n, nil
 }
 
+// SendPending sends the flight the TLS layer wrote since it last read, if any, as one PRELOGIN
+// message, and does nothing outside handshake mode. Call it when the handshake failed: the
+// last flight is then the alert that tells the peer why. Write sends an alert record at once by
+// itself, but a TLS 1.3 alert after ServerHello is encrypted, its record typed as application
+// data, and cannot be told from the other records of a flight.
+func (c *Conn) SendPending() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.State() != StateHandshake {
+		return nil
+	}
+	return c.flushLocked()
+}
+
 // flushLocked sends the buffered flight, if any, as one PRELOGIN message
 // (packets of at most 4096 bytes, EOM on the last). Called with wmu held.
 func (c *Conn) flushLocked() error {
@@ -144,7 +158,7 @@ func hasAlert(p []byte) bool {
 		if p[0] == recordTypeAlert {
 			return true
 		}
-		p = p[min(len(p), recordHeaderLen+int(p[3])<<8|int(p[4])):]
+		p = p[min(len(p), recordHeaderLen+(int(p[3])<<8|int(p[4]))):]
 	}
 	return false
 }

@@ -197,7 +197,8 @@ func TestHandshakePeerCloses(t *testing.T) {
 // TestHandshakeAlertReachesPeer: when one side's TLS layer refuses the handshake, the alert it
 // sends goes out at once, inside a PRELOGIN message, and the other side reports what it was
 // told ("remote error: tls: ...") instead of a closed connection: a client that does not trust
-// the server's certificate, and a server that requires a TLS version the client lacks.
+// the server's certificate (in TLS 1.2 and 1.3), and a server that requires a TLS version the
+// client lacks.
 func TestHandshakeAlertReachesPeer(t *testing.T) {
 	small, _ := pkis(t)
 	for _, tc := range []struct {
@@ -206,6 +207,10 @@ func TestHandshakeAlertReachesPeer(t *testing.T) {
 		wantAlert string // in the error of the side that did not refuse
 	}{
 		{"client refuses the certificate", pairConfig{pki: small, clientCfg: func(c *tls.Config) { c.RootCAs = x509.NewCertPool() }},
+			"server: remote error: tls: bad certificate"},
+		// In TLS 1.3 the client's alert is encrypted (its record typed as application data):
+		// it reaches the server through SendPending.
+		{"client refuses the certificate, TLS 1.3", pairConfig{pki: small, tls13: true, clientCfg: func(c *tls.Config) { c.RootCAs = x509.NewCertPool() }},
 			"server: remote error: tls: bad certificate"},
 		{"server refuses the version", pairConfig{pki: small, serverCfg: func(c *tls.Config) { c.MinVersion = tls.VersionTLS13 }},
 			"client: remote error: tls: protocol version not supported"},
@@ -219,5 +224,25 @@ func TestHandshakeAlertReachesPeer(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestHasAlert: an alert is found behind records of every length a handshake flight holds
+// (the length's low byte takes every value), and not where there is none.
+func TestHasAlert(t *testing.T) {
+	alert := record(recordTypeAlert, 2, 1)
+	for _, n := range []int{0, 1, 2, 4, 5, 37, 255, 256, 257, 261, 1000, 4096, 16384} {
+		for _, typ := range []byte{0x14, 0x16, 0x17} {
+			before := record(typ, n, 2)
+			if !hasAlert(append(bytes.Clone(before), alert...)) {
+				t.Errorf("alert behind a %d-byte record of type %#x not found", n, typ)
+			}
+			if hasAlert(append(bytes.Clone(before), record(typ, n, 3)...)) {
+				t.Errorf("alert found in two %d-byte records of type %#x", n, typ)
+			}
+		}
+	}
+	if hasAlert(alert[:4]) {
+		t.Error("alert found in a header cut short")
 	}
 }

@@ -230,6 +230,9 @@ func dialTLSPair(t testing.TB, pc pairConfig) (*tlsPair, error) {
 		errc <- err
 	}()
 	cerr := p.ctc.HandshakeContext(ctx)
+	if cerr != nil {
+		_ = p.cb.SendPending() // the alert, as mssqlbridge sends it
+	}
 	if cerr == nil && !pc.direct {
 		cerr = p.cb.StartPassthrough()
 	}

@@ -316,3 +316,67 @@ func TestDirectAgainstPlainTLS(t *testing.T) {
 	roundTrip(t, ts, NewReader(tc, b, 0), pattern(100000, 12))
 	roundTrip(t, tc, ts, pattern(100000, 13))
 }
+
+// Close drops the bytes read ahead and gives the buffer back: a Read after Close fails at once
+// instead of handing them out, and a Close while a Read waits on the socket leaves the buffer
+// to that Read, which gives it back on its way out.
+func TestCloseReleasesReadAhead(t *testing.T) {
+	held := func(b *Conn) (buffered int, holds bool) {
+		b.rmu.Lock()
+		defer b.rmu.Unlock()
+		return b.ra.buffered(), b.ra.buf != nil
+	}
+	for _, st := range []State{StatePassthrough, StatePlaintext} {
+		t.Run(st.String()+"/bytes held", func(t *testing.T) {
+			c, s := memPipe()
+			defer s.Close()
+			b := New(c, Options{Direct: true})
+			if st == StatePlaintext {
+				if err := b.StartPlaintext(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			go func() { _, _ = s.Write(bytes.Repeat(record(0x17, 1000, 1), 3)) }()
+			if _, err := io.ReadFull(b, make([]byte, 10)); err != nil {
+				t.Fatal(err)
+			}
+			if n, holds := held(b); n == 0 || !holds {
+				t.Skipf("nothing read ahead (%d bytes): the pipe delivered in pieces", n)
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if n, holds := held(b); n != 0 || holds {
+				t.Fatalf("after Close: %d bytes read ahead, buffer held %v", n, holds)
+			}
+			if n, err := b.Read(make([]byte, 100)); n != 0 || !errors.Is(err, net.ErrClosed) {
+				t.Fatalf("Read after Close: %d, %v", n, err)
+			}
+		})
+		t.Run(st.String()+"/read waiting", func(t *testing.T) {
+			c, s := memPipe()
+			defer s.Close()
+			b := New(c, Options{Direct: true})
+			if st == StatePlaintext {
+				if err := b.StartPlaintext(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := b.Read(make([]byte, 10))
+				done <- err
+			}()
+			time.Sleep(20 * time.Millisecond)
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; !errors.Is(err, net.ErrClosed) {
+				t.Fatalf("waiting Read: %v", err)
+			}
+			if _, holds := held(b); holds {
+				t.Fatal("the buffer of the waiting Read was not given back")
+			}
+		})
+	}
+}

@@ -162,6 +162,12 @@ func (ra *readAhead) release() {
 	ra.bufp, ra.buf, ra.r, ra.w = nil, nil, 0, 0
 }
 
+// drop discards what is buffered and gives the buffer back (see Conn.Close).
+func (ra *readAhead) drop() {
+	ra.r = ra.w
+	ra.release()
+}
+
 // space takes a buffer from the pool for the next socket read and returns
 // it. Conn.fill calls it only when nothing is buffered (buf is nil), so a
 // Read never waits while it could hand out bytes, and what is buffered is

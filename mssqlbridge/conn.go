@@ -95,9 +95,9 @@ type conn struct {
 	wdl deadline   // write deadline, applied lazily
 	wmu sync.Mutex // serializes Writes
 	out batch      // the socket's writes of an unfinished message (see batch)
-	// lastRequest is when the driver last began a request, and msgOpen whether the last
-	// packet written left its message open (see checkAlive). Guarded by wmu.
-	lastRequest time.Time
+	// lastRequest is when (monotime) the driver last began a request, and msgOpen whether
+	// the last packet written left its message open (see checkAlive). Guarded by wmu.
+	lastRequest int64
 	msgOpen     bool
 	// loginSent: strict mode has sent the first LOGIN7 packet (see writeStrictLogin).
 	// loginOnly: the LOGIN7 went through TLS in login-only mode, and everything since in
@@ -120,6 +120,9 @@ type conn struct {
 	// dead is the first error other than a timeout that a Read got from the layer below: the
 	// connection ended; the next request fails before sending (see checkAlive).
 	dead atomic.Pointer[error]
+	// lastRead is when (monotime) a socket read last returned bytes; written by socket.Read,
+	// read by checkAlive.
+	lastRead atomic.Int64
 
 	sys syscall.RawConn // the socket, for checkAlive's look; nil when it has none
 
@@ -141,7 +144,7 @@ func newConn(ctx context.Context, raw net.Conn, s *settings, host string) *conn 
 	}
 	c.sm.Init(transitions, stateFailed, stateNew)
 	c.sys = rawConnOf(raw)
-	c.raw = &socket{Conn: raw, rdl: &c.rdl, out: &c.out}
+	c.raw = &socket{Conn: raw, rdl: &c.rdl, out: &c.out, lastRead: &c.lastRead}
 	c.rdl.set = raw.SetReadDeadline
 	c.wdl.set = raw.SetWriteDeadline
 	return c
@@ -337,16 +340,26 @@ func (c *conn) await(ch chan struct{}) error {
 // closeNotifyTimeout bounds the wait for the TLS close_notify alert to leave in Close.
 const closeNotifyTimeout = 100 * time.Millisecond
 
-// Close closes the connection and unblocks any Read or Write. In full encryption it sends a
-// TLS close_notify first, as go-mssqldb's own TLS does (crypto/tls skips it if a Write is
-// blocked). Close does not wait more than closeNotifyTimeout for the alert: crypto/tls
-// would wait up to 5 s when the server has stopped reading and the socket's send buffer is
-// full; past the bound the socket is closed, and the alert is given up without an error. A
-// second Close returns an error matching net.ErrClosed.
+// Close closes the connection and unblocks any Read or Write. From then on every Read and
+// Write fails at once with an error matching net.ErrClosed, whatever the bridge or crypto/tls
+// still hold: go-mssqldb may hand a closed connection's read buffer to another connection
+// while its reader goroutine still runs, and that reader must not copy another byte into it.
+// The bridge's read-ahead buffer goes back to its pool, and a LOGIN7 message partly collected
+// in login-only mode is cleared. In full encryption Close sends a TLS close_notify first, as
+// go-mssqldb's own TLS does (crypto/tls skips it if a Write is blocked). Close does not wait
+// more than closeNotifyTimeout for the alert: crypto/tls would wait up to 5 s when the server
+// has stopped reading and the socket's send buffer is full; past the bound the socket is
+// closed, and the alert is given up without an error. A second Close returns an error
+// matching net.ErrClosed.
 func (c *conn) Close() error {
 	prev := c.state()
 	if !c.transition(stateClosed, nil) {
 		return errClosed
+	}
+	c.settled.Store(false) // every later Read takes readSlow, which sees stateClosed
+	if c.wmu.TryLock() {   // else a Write is running, and it clears what it collected
+		c.clearLogin()
+		c.wmu.Unlock()
 	}
 	var err error
 	c.out.hold.Store(false) // the alert goes out at once, with anything held
@@ -361,6 +374,9 @@ func (c *conn) Close() error {
 		if cut.Load() {
 			err = nil // the alert could not leave in time; the connection is closed all the same
 		}
+	}
+	if prev != stateNew && c.bridge != nil { // set before the conn left stateNew
+		_ = c.bridge.Close() // drops what it read ahead
 	}
 	if cerr := c.raw.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) && err == nil {
 		err = cerr

@@ -14,28 +14,31 @@ import (
 // nothing of the request was sent. The error returned is a *DeadConnectionError; go-mssqldb
 // classifies it as a bad connection (it is a net.Error), so database/sql retries the request on
 // another connection and the application does not see it, unless it holds the connection
-// (sql.Conn, sql.Tx) or retries are disabled.
+// (sql.Conn, sql.Tx) or retries are disabled. What the application then sees is
+// driver.ErrBadConn from database/sql, or go-mssqldb's own error, which keeps only the text of
+// this one ("failed to send SQL Batch: mssqlbridge: connection to ... found dead before a
+// request, nothing sent ..."): errors.Is(err, ErrDeadConnection) holds at the conn and in the
+// logs (see WithLogger), not at the application.
 var ErrDeadConnection = errors.New("mssqlbridge: connection is dead")
 
-// idleCheckAfter is how long a connection must have gone without starting a request before
-// the next request's first packet checks the socket (see conn.checkAlive). The check is one
-// non-blocking system call, about a microsecond (BenchmarkCheckAlive); a round trip on loopback
-// costs over a hundred. Connections used back to back never pay it, and one idle this long
-// pays it once per request, less than 0.01% of the time it sat idle. What the check finds
-// (a peer that closed or reset the connection, a server that sent bytes nobody asked for)
-// happens to pooled connections, which sit idle far longer.
+// idleCheckAfter is how long a connection must have gone without reading from the socket or
+// starting a request before the next request's first packet looks at the socket (see
+// conn.checkAlive). The look is one non-blocking system call, about a microsecond
+// (BenchmarkCheckAlive); a round trip on loopback costs over a hundred. Connections in use
+// never pay it, and one idle this long pays it once per request. What the look finds (a peer
+// that closed or reset the connection) happens to pooled connections, which sit idle far
+// longer.
 const idleCheckAfter = 50 * time.Millisecond
 
 // DeadConnectionError reports a connection found dead before a request was sent on it. Cause
-// is what showed it: io.EOF when the server closed the connection (FIN), the system call error
-// of a reset (ECONNRESET), the read error that ended an earlier response (the connection was
-// then dead already, and this request never left), or an error naming the unsolicited bytes
-// the server sent while the connection sat idle (in plaintext, where a server sends nothing
-// unasked).
+// is what showed it: io.EOF when the server closed the connection (FIN, or a half-close behind
+// bytes not yet read), the system call error of a reset (ECONNRESET), or the read error that
+// ended an earlier response (the connection was then dead already, and this request never
+// left).
 type DeadConnectionError struct {
 	Host  string        // the host the driver dialed
 	Addr  string        // the server's address
-	Idle  time.Duration // how long the connection had not started a request
+	Idle  time.Duration // how long the connection had neither read from the socket nor started a request
 	Cause error
 }
 
@@ -54,9 +57,6 @@ func (e *DeadConnectionError) Timeout() bool { return false }
 // Temporary reports false (see Timeout).
 func (e *DeadConnectionError) Temporary() bool { return false }
 
-// errUnsolicited reports bytes a server sent on an idle plaintext connection.
-var errUnsolicited = errors.New("the server sent bytes while the connection was idle")
-
 // startsRequest reports whether p is the first packet of a request: a client message that a
 // response answers (SQL batch, RPC, transaction manager request, bulk load data). ATTENTION is
 // not one: it is written while a response is being read.
@@ -73,35 +73,32 @@ func startsRequest(p []byte) bool {
 
 // checkAlive is called by Write, with wmu held, for every packet written after the login. At
 // the first packet of a request it returns a *DeadConnectionError, before anything is sent,
-// when an earlier read ended the connection (see noteReadErr), or when the connection has not
-// started a request for idleCheckAfter and one non-blocking look at the socket finds it closed
-// or reset by the peer or, in plaintext, holding bytes nobody asked for (on the socket or read
-// ahead by the bridge). Under TLS bytes that arrived while idle are left for crypto/tls, which
-// must read them (a TLS 1.3 server may send session tickets or a KeyUpdate at any time): there
-// only EOF or a reset mark the connection dead. Where the socket cannot be looked at (not a
-// syscall.Conn, or a platform without the call) only the first rule applies, and while a Read
-// is in progress (a net.Conn allows one beside a Write; go-mssqldb does not begin a request
-// while it reads) the look is skipped: the connection is in use, and the look must never wait.
+// when the connection is dead for certain:
+//   - an earlier Read got an error other than a timeout from the layer below (see
+//     noteReadErr), or
+//   - the connection has neither read from the socket nor started a request for
+//     idleCheckAfter, and one look at the socket finds that the peer closed or reset it
+//     (lookAtSocket).
+//
+// Nothing else marks a connection dead. In particular bytes waiting, on the socket or read
+// ahead, never do: they may be the rest of a response go-mssqldb stopped reading (it returns
+// from a query at a DONE with the error bit while its reader goroutine goes on reading), or,
+// under TLS, records a server may send at any time. A server that half-closed can never answer
+// a request, whatever is still unread in front of its FIN. The look neither blocks, nor waits
+// for a Read in progress, nor depends on the deadlines go-mssqldb sets. Where the socket cannot
+// be looked at (not a syscall.Conn, or a platform without the call) only the first rule applies.
 func (c *conn) checkAlive(p []byte) error {
 	open := c.msgOpen
 	c.msgOpen = len(p) >= tds.HeaderSize && tds.Status(p[1])&tds.StatusEOM == 0
 	if open || !startsRequest(p) {
 		return nil
 	}
-	now := time.Now()
-	idle := now.Sub(c.lastRequest)
+	now := monotime()
+	idle := time.Duration(now - max(c.lastRequest, c.lastRead.Load()))
 	c.lastRequest = now
 	cause := c.readDead()
-	if cause == nil && idle >= idleCheckAfter {
-		plain := c.state() == statePlain
-		c.bridge.TryIdle(func(buffered int) {
-			switch {
-			case plain && buffered > 0:
-				cause = fmt.Errorf("%w (%d bytes read ahead)", errUnsolicited, buffered)
-			case c.sys != nil:
-				cause = peekSocket(c.sys, plain)
-			}
-		})
+	if cause == nil && idle >= idleCheckAfter && c.sys != nil {
+		cause = lookAtSocket(c.sys)
 	}
 	if cause == nil {
 		return nil
@@ -111,6 +108,13 @@ func (c *conn) checkAlive(p []byte) error {
 	c.settings.logDeadConn(c.host, addr, idle, cause)
 	return &DeadConnectionError{Host: c.host, Addr: addr, Idle: idle, Cause: cause}
 }
+
+// epoch is the origin of monotime.
+var epoch = time.Now()
+
+// monotime returns the time on the monotonic clock, in nanoseconds since epoch: what
+// conn.lastRead and conn.lastRequest hold.
+func monotime() int64 { return int64(time.Since(epoch)) }
 
 // noteReadErr records err, an error from the layer below a Read, as the end of the connection
 // unless it is a timeout (after which a Read may be tried again) or the conn was closed.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/microsoft/go-mssqldb/msdsn"
 
 	"github.com/tdsbridge/tdsbridge/prelogin"
@@ -60,13 +62,14 @@ func (f *faultCounter) accepted() int {
 }
 
 // faultDB starts a tdstest server in mode m with f as its fault hook and returns a bridged
-// *sql.DB for it, the server's certificate trusted.
-func faultDB(t *testing.T, m tdstest.Mode, f *faultCounter) *sql.DB {
+// *sql.DB for it, the server's certificate trusted, with extra DSN parameters.
+func faultDB(t *testing.T, m tdstest.Mode, f *faultCounter, extra ...string) *sql.DB {
 	t.Helper()
 	cfg := m.Config
 	cfg.Faults.Hook = f.hook
 	srv := startServer(t, cfg)
-	db, err := bridgedDB(t, srv.DSN("encrypt="+m.Encrypt, "certificate="+srv.CAFile(), "hostnameincertificate=localhost"))
+	params := append([]string{"encrypt=" + m.Encrypt, "certificate=" + srv.CAFile(), "hostnameincertificate=localhost"}, extra...)
+	db, err := bridgedDB(t, srv.DSN(params...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,37 +102,167 @@ func queryCtx(q interface {
 	return rows.Err()
 }
 
-// TestDeadPooledConnection: in every encryption mode, a pooled connection that the server
-// closed (FIN) or reset (RST) while it sat idle, or in plaintext sent an unsolicited ERROR on,
-// never fails the application's next query: the conn finds it dead before sending, go-mssqldb
-// takes the error for a bad connection, and database/sql runs the query on a new connection.
-// Under TLS, where bytes that arrive while idle may be records the server may send at any time,
-// such bytes do not mark the connection dead: the unsolicited ERROR then reaches the driver, as
-// with go-mssqldb's own transport.
+// idleCloses are the ways a server drops an idle connection: FIN, RST, an unsolicited ERROR
+// then FIN (as KILL ends a session), and a TLS close_notify then FIN (a TLS stack's orderly
+// shutdown, which leaves a record unread in front of the FIN).
+var idleCloses = []tdstest.Action{tdstest.ActionClose, tdstest.ActionReset, tdstest.ActionError, tdstest.ActionCloseNotify}
+
+// dsnTimeouts are DSN settings under which the dead-connection check must work as without
+// them: go-mssqldb sets a socket deadline before every Read and Write with a connection
+// timeout, and that deadline has passed when the connection idled longer.
+var dsnTimeouts = []struct {
+	name   string
+	params []string
+	idle   time.Duration // how long the connection idles: past the connection timeout
+}{
+	{"no timeouts", nil, idleCheckAfter + 100*time.Millisecond},
+	{"connection timeout=1", []string{"connection timeout=1", "dial timeout=1"}, 1300 * time.Millisecond},
+}
+
+// TestDeadPooledConnection: in every encryption mode, with and without DSN timeouts, a pooled
+// connection that the server dropped while it sat idle (idleCloses) never fails the
+// application's next query: the conn finds it dead before sending, go-mssqldb takes the error
+// for a bad connection, and database/sql runs the query on a new connection.
 func TestDeadPooledConnection(t *testing.T) {
 	for _, m := range tdstest.Modes() {
-		for _, a := range []tdstest.Action{tdstest.ActionClose, tdstest.ActionReset, tdstest.ActionError} {
-			t.Run(m.Name+"/"+a.String(), func(t *testing.T) {
-				f := &faultCounter{phase: tdstest.PhaseIdle, action: a, times: 2}
-				db := faultDB(t, m, f)
-				if err := queryCtx(db, false); err != nil {
+		for _, a := range idleCloses {
+			for _, to := range dsnTimeouts {
+				t.Run(m.Name+"/"+a.String()+"/"+to.name, func(t *testing.T) {
+					t.Parallel()
+					f := &faultCounter{phase: tdstest.PhaseIdle, action: a, times: 2}
+					db := faultDB(t, m, f, to.params...)
+					if err := queryCtx(db, false); err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(to.idle)
+					if err := queryCtx(db, false); err != nil {
+						t.Fatalf("the query after the idle %v failed: %v", a, err)
+					}
+					if n := f.accepted(); n != 2 {
+						t.Fatalf("%d connections, want 2: the dead one was not replaced", n)
+					}
+				})
+			}
+		}
+	}
+}
+
+// earlyErrorTries is how many times TestHealthyNotDropped runs the early-error batch and a
+// query after it, per mode and way of holding the connection.
+const earlyErrorTries = 25
+
+// TestHealthyNotDropped: a request written while the previous response is still being read is
+// never refused as dead. go-mssqldb returns from a batch at a DONE with the error bit that comes
+// before any result set, and writes the next request while its reader goroutine still reads the
+// rest of that response (here: the server's early-error response, INFO messages over some
+// hundred packets after the error). In every mode, on a sql.Conn, in a sql.Tx and through the
+// pool, the query after it must succeed on the same connection every time.
+func TestHealthyNotDropped(t *testing.T) {
+	ways := []struct {
+		name string
+		run  func(ctx context.Context, db *sql.DB, tries int) error
+	}{
+		{"sql.Conn", func(ctx context.Context, db *sql.DB, tries int) error {
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			return earlyErrorThenSelect(ctx, conn, tries)
+		}},
+		{"sql.Tx", func(ctx context.Context, db *sql.DB, tries int) error {
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			if err := earlyErrorThenSelect(ctx, tx, tries); err != nil {
+				_ = tx.Rollback()
+				return err
+			}
+			return tx.Commit()
+		}},
+		{"pool", func(ctx context.Context, db *sql.DB, tries int) error {
+			db.SetMaxOpenConns(1)
+			return earlyErrorThenSelect(ctx, db, tries)
+		}},
+	}
+	for _, m := range tdstest.Modes() {
+		for _, w := range ways {
+			t.Run(m.Name+"/"+w.name, func(t *testing.T) {
+				t.Parallel()
+				f := &earlyErrorHook{}
+				cfg := m.Config
+				cfg.Faults.Hook = f.hook
+				srv := startServer(t, cfg)
+				db, err := bridgedDB(t, srv.DSN("encrypt="+m.Encrypt, "certificate="+srv.CAFile(), "hostnameincertificate=localhost"))
+				if err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(idleCheckAfter + 100*time.Millisecond)
-				err := queryCtx(db, false)
-				caught := a != tdstest.ActionError || m.Name == "none" || m.Name == "login-only"
-				switch {
-				case caught && err != nil:
-					t.Fatalf("the query after the idle %v failed: %v", a, err)
-				case caught && f.accepted() != 2:
-					t.Fatalf("%d connections, want 2: the dead one was not replaced", f.accepted())
-				case !caught && err == nil:
-					t.Fatal("the unsolicited ERROR under TLS did not reach the driver")
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if err := w.run(ctx, db, earlyErrorTries); err != nil {
+					t.Fatal(err)
 				}
-				t.Logf("next query: %v; connections: %d", err, f.accepted())
+				if n := f.connections(); n != 1 {
+					t.Fatalf("%d connections, want 1: %d healthy ones dropped", n, n-1)
+				}
 			})
 		}
 	}
+}
+
+// earlyErrorThenSelect runs, tries times, a query the server answers with the early-error
+// response (earlyErrorHook) and then SELECT 1, which must return 1.
+func earlyErrorThenSelect(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, tries int) error {
+	for i := range tries {
+		rows, err := q.QueryContext(ctx, "SELECT 2") // a query returns at the error's DONE
+		if err == nil {
+			_ = rows.Close()
+		}
+		var me mssql.Error
+		if !errors.As(err, &me) || me.Number != 50000 {
+			return fmt.Errorf("try %d: the early-error batch gave %v, want error 50000", i, err)
+		}
+		var v int
+		if err := q.QueryRowContext(ctx, "SELECT 1").Scan(&v); err != nil || v != 1 {
+			return fmt.Errorf("try %d: SELECT 1 after the early error: %d, %w", i, v, err)
+		}
+	}
+	return nil
+}
+
+// earlyErrorHook is a tdstest Faults.Hook that answers every other request of a connection
+// (the 1st, 3rd, ...) with ActionEarlyError, and counts the connections.
+type earlyErrorHook struct {
+	mu       sync.Mutex
+	queries  map[int]int
+	maxConns int
+}
+
+func (h *earlyErrorHook) hook(conn int, p tdstest.Phase) tdstest.Action {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.maxConns = max(h.maxConns, conn)
+	if p != tdstest.PhaseQuery {
+		return tdstest.ActionNone
+	}
+	if h.queries == nil {
+		h.queries = map[int]int{}
+	}
+	h.queries[conn]++
+	if h.queries[conn]%2 == 1 {
+		return tdstest.ActionEarlyError
+	}
+	return tdstest.ActionNone
+}
+
+func (h *earlyErrorHook) connections() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.maxConns
 }
 
 // TestDeadConnectionError: on a connection the application holds (sql.Conn), database/sql
@@ -189,7 +322,7 @@ func TestDeadConnectionError(t *testing.T) {
 			}
 			_, _ = s.Write(packet(tds.TypeTabularResult, serverReplyPayload(prelogin.EncryptNotSup)))
 			n := 0
-			for ; n < 2; n++ { // LOGIN7 and one batch, echoed; then FIN
+			for ; n < 1; n++ { // LOGIN7, echoed; then FIN
 				_, body, err := rd.ReadPacket()
 				if err != nil {
 					break
@@ -216,9 +349,8 @@ func TestDeadConnectionError(t *testing.T) {
 			t.Fatal(err)
 		}
 		roundTrip(t, c, tds.TypeLogin7, buildLogin7(testLogin7{user: "sa"}))
-		roundTrip(t, c, tds.TypeSQLBatch, []byte("first"))
 		time.Sleep(idleCheckAfter + 100*time.Millisecond)
-		_, err = c.Write(packet(tds.TypeSQLBatch, []byte("second")))
+		_, err = c.Write(packet(tds.TypeSQLBatch, []byte("first"))) // the first request after login
 		t.Log(err)
 		var de *DeadConnectionError
 		if !errors.As(err, &de) || !errors.Is(err, ErrDeadConnection) || !errors.Is(err, io.EOF) {
@@ -228,12 +360,12 @@ func TestDeadConnectionError(t *testing.T) {
 		if !errors.As(err, &ne) || ne.Timeout() {
 			t.Fatalf("%v is not a net.Error that is not a timeout", err)
 		}
-		if de.Host != "localhost" || de.Idle < idleCheckAfter {
-			t.Errorf("Host %q, Idle %v", de.Host, de.Idle)
+		if de.Host != "localhost" || de.Idle < idleCheckAfter || de.Idle > time.Minute {
+			t.Errorf("Host %q, Idle %v: want the time since the login response", de.Host, de.Idle)
 		}
 		_ = c.Close()
-		if n := <-got; n != 2 {
-			t.Errorf("the server read %d packets after the PRELOGIN, want 2 (nothing of the second batch)", n)
+		if n := <-got; n != 1 {
+			t.Errorf("the server read %d packets after the PRELOGIN, want 1 (nothing of the batch)", n)
 		}
 	})
 }
@@ -293,7 +425,7 @@ func BenchmarkCheckAlive(b *testing.B) {
 		b.Skip("no syscall.RawConn on this platform")
 	}
 	for b.Loop() {
-		if err := peekSocket(rc, true); err != nil {
+		if err := lookAtSocket(rc); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -302,12 +434,12 @@ func BenchmarkCheckAlive(b *testing.B) {
 // BenchmarkCheckAliveBusy is what checkAlive costs a request on a connection in use (the look
 // at the socket not due): the price every request pays for the check.
 func BenchmarkCheckAliveBusy(b *testing.B) {
-	c := &conn{lastRequest: time.Now().Add(time.Hour)} // never idle long enough
+	c := &conn{}
 	p := packet(tds.TypeSQLBatch, []byte("SET NOCOUNT ON"))
 	for b.Loop() {
+		c.lastRead.Store(monotime()) // the previous response was just read
 		if err := c.checkAlive(p); err != nil {
 			b.Fatal(err)
 		}
-		c.lastRequest = c.lastRequest.Add(time.Hour)
 	}
 }

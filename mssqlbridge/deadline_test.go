@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func plainBridge(t *testing.T, src net.Conn) (*bridge.Conn, *deadline, *int) {
 	t.Helper()
 	sets := new(int)
 	dl := &deadline{set: func(time.Time) error { *sets++; return nil }}
-	b := bridge.New(&socket{Conn: src, rdl: dl, out: new(batch)}, bridge.Options{})
+	b := bridge.New(&socket{Conn: src, rdl: dl, out: new(batch), lastRead: new(atomic.Int64)}, bridge.Options{})
 	if err := b.StartPlaintext(); err != nil {
 		t.Fatal(err)
 	}

@@ -23,8 +23,10 @@ var (
 	// prelogin.ErrServerRequiresEncryption (the same value), wrapped as ErrServerNoEncryption is.
 	ErrServerRequiresEncryption = prelogin.ErrServerRequiresEncryption
 	// ErrMalformedReply: the server's PRELOGIN reply is not a well-formed PRELOGIN response
-	// (wrong packet type, truncated, a bad option table, no ENCRYPTION option, an ENCRYPTION
-	// value outside the negotiation table); the error says what was wrong.
+	// (wrong packet type, truncated, longer than 4096 bytes, a reply prelogin.SetReplyEncryption
+	// refuses: a bad option table, no ENCRYPTION option or a bad one; an ENCRYPTION value outside
+	// the negotiation table); the error says what was wrong. Options the bridge and the driver
+	// do not act on may have any length.
 	ErrMalformedReply = errors.New("mssqlbridge: malformed PRELOGIN reply")
 	// ErrCertificate: the server's certificate did not verify (or could not be parsed).
 	// Returned as a *CertificateError, which names the host and wraps the cause, itself
@@ -63,18 +65,28 @@ var errClosed = fmt.Errorf("mssqlbridge: %w", net.ErrClosed)
 // x509.HostnameError or x509.UnknownAuthorityError, also for a hostNameInCertificate
 // containing ':' whose common name does not match), the mismatch of a serverCertificate, or
 // the error returned by a VerifyPeerCertificate or VerifyConnection callback of the TLS
-// configuration in use.
+// configuration in use. When crypto/tls verified the chain itself, errors.As also finds the
+// *tls.CertificateVerificationError it returned (whose Err is Err), with the certificates the
+// server sent in its UnverifiedCertificates.
 type CertificateError struct {
 	Host string // the name (or IP address) the certificate was checked against
 	Err  error
+
+	verification *tls.CertificateVerificationError // crypto/tls's error around Err, or nil
 }
 
 func (e *CertificateError) Error() string {
 	return fmt.Sprintf("mssqlbridge: certificate verification failed for host %q: %v", e.Host, e.Err)
 }
 
-// Unwrap returns ErrCertificate and the cause.
-func (e *CertificateError) Unwrap() []error { return []error{ErrCertificate, e.Err} }
+// Unwrap returns ErrCertificate and the cause, then crypto/tls's
+// *tls.CertificateVerificationError when there is one.
+func (e *CertificateError) Unwrap() []error {
+	if e.verification != nil {
+		return []error{ErrCertificate, e.Err, e.verification}
+	}
+	return []error{ErrCertificate, e.Err}
+}
 
 // CertificateFileError reports that the DSN's certificate file could not be loaded. It is
 // returned by every connection that needed the file.
@@ -103,7 +115,7 @@ func asCertificateError(host string, err error) error {
 	)
 	switch {
 	case errors.As(err, &verr):
-		return &CertificateError{Host: host, Err: verr.Err}
+		return &CertificateError{Host: host, Err: verr.Err, verification: verr}
 	case errors.As(err, &cberr):
 		return &CertificateError{Host: host, Err: cberr.err}
 	case errors.As(err, &herr), errors.As(err, &uaerr), errors.As(err, &cierr), errors.As(err, &srerr):

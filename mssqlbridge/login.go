@@ -39,10 +39,9 @@ func (c *conn) writeLogin(p []byte) (int, error) {
 	if c.login == nil {
 		c.loginHdr = h
 	}
-	c.login = append(c.login, p[tds.HeaderSize:]...)
+	c.login = appendSecret(c.login, p[tds.HeaderSize:])
 	if len(c.login) > maxLogin7Size {
-		clear(c.login)
-		c.login = nil
+		c.clearLogin()
 		err := fmt.Errorf("%w: LOGIN7 message longer than %d bytes", ErrUnexpectedWrite, maxLogin7Size)
 		c.transition(stateFailed, err)
 		return 0, err
@@ -73,6 +72,7 @@ func (c *conn) writeLogin(p []byte) (int, error) {
 	w.BeginMessage(tds.TypeLogin7, c.loginHdr.Status&^tds.StatusEOM)
 	_, _ = w.Write(msg) // the sink never fails
 	_ = w.EndMessage()
+	w.Clear()
 	err = c.sendLogin(first, rest)
 	clear(first)
 	clear(rest)
@@ -139,6 +139,25 @@ func (c *conn) sendLogin(first, rest []byte) error {
 	c.loginOnly = true
 	c.transition(statePlain, nil)
 	return nil
+}
+
+// appendSecret is append for a buffer that holds a secret: when dst must grow, the old array
+// is cleared, so that no copy of the secret is left behind for the garbage collector.
+func appendSecret(dst, p []byte) []byte {
+	if cap(dst)-len(dst) < len(p) {
+		grown := make([]byte, len(dst), max(2*cap(dst), len(dst)+len(p)))
+		copy(grown, dst)
+		clear(dst)
+		dst = grown
+	}
+	return append(dst, p...)
+}
+
+// clearLogin clears and drops a LOGIN7 message partly collected by writeLogin. Called with wmu
+// held.
+func (c *conn) clearLogin() {
+	clear(c.login)
+	c.login = nil
 }
 
 // packetSink is an io.Writer that hands each Write (one packet from a tds.Writer) to a func.

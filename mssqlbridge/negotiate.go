@@ -189,6 +189,7 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 	b, tc := bridge.Client(c.raw, cfg, bridge.Options{AllowTLS13: allow13})
 	c.bridge = b
 	if err := tc.Handshake(); err != nil {
+		_ = b.SendPending() // the alert saying why, where crypto/tls wrote one
 		return 0, nil, handshakeError(c.handshakeFacts(cfg, allow13), err)
 	}
 	if err := b.StartPassthrough(); err != nil {
@@ -241,11 +242,9 @@ func readReply(r io.Reader) ([]byte, prelogin.Encryption, error) {
 			break
 		}
 	}
-	var m prelogin.Message
-	if err := m.Decode(payload); err != nil {
-		return nil, 0, fmt.Errorf("%w: %w", ErrMalformedReply, err)
-	}
-	got, err := prelogin.SetEncryption(payload, prelogin.EncryptNotSup)
+	// Checked as a client reads a reply: options the driver and the bridge do not act on may
+	// have any length (Babelfish sends TRACEID with none).
+	got, err := prelogin.SetReplyEncryption(payload, prelogin.EncryptNotSup)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %w", ErrMalformedReply, err)
 	}

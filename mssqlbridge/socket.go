@@ -1,6 +1,9 @@
 package mssqlbridge
 
-import "net"
+import (
+	"net"
+	"sync/atomic"
+)
 
 // socket is the TCP connection as the bridge sees it. Every Read enters the read deadline
 // first, so that a stored deadline reaches the socket exactly when a read needs the socket,
@@ -9,8 +12,9 @@ import "net"
 // back to write them together (see batch). Everything else goes to the socket as it is.
 type socket struct {
 	net.Conn
-	rdl *deadline
-	out *batch
+	rdl      *deadline
+	out      *batch
+	lastRead *atomic.Int64 // set to monotime by every Read that returns bytes (see conn.checkAlive)
 }
 
 // Read reads from the socket under the stored read deadline; a deadline that has passed fails
@@ -21,6 +25,9 @@ func (s *socket) Read(p []byte) (int, error) {
 		var n int
 		n, err = s.Conn.Read(p)
 		s.rdl.exit()
+		if n > 0 {
+			s.lastRead.Store(monotime())
+		}
 		return n, err
 	}
 	s.rdl.exit()

@@ -5,9 +5,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -21,22 +23,62 @@ import (
 
 // TLSVersionError reports that the server and this connection have no TLS version in common:
 // the server refused every version the connection offered (alert protocol_version), or chose
-// one below it. Older SQL Server versions without the TLS 1.2 update speak only TLS 1.0 or 1.1,
-// which Go no longer offers by default (its minimum is TLS 1.2 since Go 1.22).
+// one outside them; or that the connection had no version to offer at all (MinVersion above
+// MaxVersion), and sent nothing. Older SQL Server versions without the TLS 1.2 update speak
+// only TLS 1.0 or 1.1, which Go no longer offers by default (its minimum is TLS 1.2 since Go
+// 1.22). Inside PRELOGIN (encrypt=true or false) the bridge offers TLS 1.2 at most (see
+// Capped), so a server that speaks only TLS 1.3 there refuses it too.
 type TLSVersionError struct {
 	Host       string // the host dialed
 	MinVersion uint16 // the lowest version this connection offered (tls.VersionTLS12, ...)
 	MaxVersion uint16 // the highest
-	// ServerVersion is the version the server chose, when it chose one below MinVersion; 0
-	// when it refused with an alert (the server does not say which versions it speaks).
+	// ServerVersion is the version the server chose, when it chose one this connection did
+	// not offer; 0 when it refused with an alert (the server does not say which versions it
+	// speaks).
 	ServerVersion uint16
-	Strict        bool  // encrypt=strict (TDS 8.0)
-	Err           error // the crypto/tls error
+	Strict        bool // encrypt=strict (TDS 8.0)
+	// Capped: MaxVersion is TLS 1.2 because the bridge caps TLS inside PRELOGIN there (SQL
+	// Server speaks TLS 1.3 only with TDS 8.0), not because the TLS configuration asked for
+	// it. tlsmin=1.3 lifts the cap when every packet is encrypted, never for login-only
+	// encryption; encrypt=strict has no cap.
+	Capped bool
+	// LoginOnly: tlsmin=1.3 asked for TLS 1.3 and the server offered encryption for the login
+	// only (it answered ENCRYPTION=OFF to encrypt=false), whose TLS the bridge runs at TLS 1.2
+	// at most (a TLS 1.3 server's session tickets after the handshake would reach the driver
+	// as TDS bytes once the connection turns to plaintext): no version was left to offer.
+	LoginOnly bool
+	Err       error // the crypto/tls error
 }
+
+// TLS version remedies, shared by the texts of TLSVersionError.
+const (
+	tls13Remedy = "tlsmin=1.3 in the DSN lifts the cap where every packet is encrypted (encrypt=true; login-only encryption stays at TLS 1.2)," +
+		" and encrypt=strict connects with TDS 8.0, where TLS 1.3 is the norm"
+	tls10Remedy = "tlsmin=1.0 in the DSN sets tls.Config.MinVersion to TLS 1.0 for this connector's connections and lets them connect," +
+		" at a cost: TLS 1.0 and 1.1 are deprecated (RFC 8996), with CBC cipher suites open to padding-oracle attacks," +
+		" a SHA-1 based handshake and no AEAD; prefer updating the server to TLS 1.2"
+)
 
 func (e *TLSVersionError) Error() string {
 	var b strings.Builder
+	if e.MinVersion > e.MaxVersion {
+		fmt.Fprintf(&b, "mssqlbridge: TLS handshake with %s: no TLS version to offer: the minimum is %s and the maximum %s",
+			e.Host, tls.VersionName(e.MinVersion), tls.VersionName(e.MaxVersion))
+		if e.LoginOnly {
+			b.WriteString("; tlsmin=1.3 asks for TLS 1.3, and the server offers encryption for the login only" +
+				" (it answered ENCRYPTION=OFF to encrypt=false), which this bridge runs with TLS 1.2 at most" +
+				" (a TLS 1.3 server's session tickets after the handshake would reach the driver as TDS bytes once the connection turns to plaintext);" +
+				" connect with encrypt=true, where tlsmin=1.3 lifts the bridge's TLS 1.2 cap, or with encrypt=strict (TDS 8.0), or without tlsmin=1.3")
+		} else {
+			b.WriteString(" (the TLS configuration in use sets MaxVersion below MinVersion)")
+		}
+		fmt.Fprintf(&b, "; nothing was sent to the server: %v", e.Err)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "mssqlbridge: TLS handshake with %s: no TLS version in common: this connection offers %s", e.Host, versionRange(e.MinVersion, e.MaxVersion))
+	if e.Capped {
+		b.WriteString(" (the bridge caps TLS inside PRELOGIN at 1.2, as SQL Server speaks TLS 1.3 only with TDS 8.0)")
+	}
 	if e.ServerVersion != 0 {
 		fmt.Fprintf(&b, ", the server chose %s", tls.VersionName(e.ServerVersion))
 	} else {
@@ -45,11 +87,15 @@ func (e *TLSVersionError) Error() string {
 	switch {
 	case e.MinVersion >= tls.VersionTLS13 && !e.Strict:
 		b.WriteString("; SQL Server speaks TLS 1.3 only with TDS 8.0: use encrypt=strict, or tlsmin=1.2")
+	case e.Capped && (e.ServerVersion > e.MaxVersion || e.ServerVersion == 0 && e.MinVersion <= tls.VersionTLS10):
+		// It chose TLS 1.3, or refused every version up to 1.2: it speaks only TLS 1.3.
+		b.WriteString(" (it speaks only TLS 1.3); " + tls13Remedy)
+	case e.Capped && e.ServerVersion == 0:
+		b.WriteString(" (it speaks either only TLS 1.3 or only TLS 1.0 or 1.1, and does not say which)." +
+			" If only TLS 1.3: " + tls13Remedy + "." +
+			" If only TLS 1.0 or 1.1, as older SQL Server versions without the TLS 1.2 update do: " + tls10Remedy)
 	case e.MinVersion > tls.VersionTLS10:
-		b.WriteString(" (it likely speaks only TLS 1.0 or 1.1, as older SQL Server versions without the TLS 1.2 update do);" +
-			" tlsmin=1.0 in the DSN sets tls.Config.MinVersion to TLS 1.0 for this connector's connections and lets them connect," +
-			" at a cost: TLS 1.0 and 1.1 are deprecated (RFC 8996), with CBC cipher suites open to padding-oracle attacks," +
-			" a SHA-1 based handshake and no AEAD; prefer updating the server to TLS 1.2")
+		b.WriteString(" (it likely speaks only TLS 1.0 or 1.1, as older SQL Server versions without the TLS 1.2 update do); " + tls10Remedy)
 	default:
 		b.WriteString(" (TLS 1.0 is the lowest version Go implements)")
 	}
@@ -91,6 +137,30 @@ func (e *CipherSuiteError) Error() string {
 
 // Unwrap returns the crypto/tls error.
 func (e *CipherSuiteError) Unwrap() error { return e.Err }
+
+// TDS8UnsupportedError reports that, with encrypt=strict, the server closed or reset the
+// connection during the TLS handshake without sending a byte: most likely it does not speak
+// TDS 8.0, read the TLS ClientHello that TDS 8.0 sends first as a TDS packet header, and gave
+// up (SQL Server before 2022 and Babelfish for PostgreSQL do). encrypt=true runs TLS inside
+// PRELOGIN instead (TDS 7.x), which such servers speak, and still encrypts every packet.
+type TDS8UnsupportedError struct {
+	Host  string // the host dialed
+	Reset bool   // the server reset the connection, rather than closing it
+	Err   error  // the socket's error, as crypto/tls returned it
+}
+
+func (e *TDS8UnsupportedError) Error() string {
+	how := "closed the connection"
+	if e.Reset {
+		how = "reset the connection"
+	}
+	return fmt.Sprintf("mssqlbridge: TLS handshake with %s: the server %s without answering the TLS ClientHello that encrypt=strict (TDS 8.0) sends first:"+
+		" it may not speak TDS 8.0 (SQL Server before 2022 and Babelfish for PostgreSQL read a ClientHello as a TDS packet header and close);"+
+		" connect with encrypt=true, which runs TLS inside PRELOGIN (TDS 7.x) and still encrypts every packet: %v", e.Host, how, e.Err)
+}
+
+// Unwrap returns the socket's error.
+func (e *TDS8UnsupportedError) Unwrap() error { return e.Err }
 
 // HostnameMismatchError reports that the server's certificate does not name the host it was
 // checked against (CertificateError.Host). It wraps the *CertificateError, whose Err is the
@@ -245,6 +315,10 @@ type handshakeFacts struct {
 	strict     bool
 	rsaKex     bool             // RSA key exchange suites offered
 	now        func() time.Time // the handshake's clock
+	capped     bool             // maxVersion is the bridge's TLS 1.2 cap inside PRELOGIN
+	loginOnly  bool             // login-only encryption although tlsmin=1.3 (see exchange)
+	// serverSpoke: a socket read returned bytes before the handshake failed.
+	serverSpoke bool
 }
 
 // handshakeFacts gathers the facts about a handshake with cfg (as clientTLSConfig returned
@@ -270,9 +344,14 @@ func (c *conn) handshakeFacts(cfg *tls.Config, allow13 bool) handshakeFacts {
 	if allow13 {
 		f.maxVersion = tls.VersionTLS13
 	}
+	// Inside PRELOGIN, exchange allows TLS 1.3 exactly when tlsmin=1.3 asks for it and the
+	// outcome is full encryption: with tlsmin=1.3 and no 1.3 allowed, it was login-only.
+	f.capped = !allow13 && (cfg.MaxVersion == 0 || cfg.MaxVersion > tls.VersionTLS12)
+	f.loginOnly = f.capped && !c.strict && c.settings.allowTLS13(cfg)
 	if cfg.MaxVersion != 0 && cfg.MaxVersion < f.maxVersion {
 		f.maxVersion = cfg.MaxVersion
 	}
+	f.serverSpoke = c.lastRead.Load() != 0
 	if f.now == nil {
 		f.now = time.Now
 	}
@@ -281,6 +360,7 @@ func (c *conn) handshakeFacts(cfg *tls.Config, allow13 bool) handshakeFacts {
 
 // The words of crypto/tls errors that carry no type (Go 1.26, handshake_client.go).
 const (
+	tlsNoVersions         = "tls: no supported versions satisfy MinVersion and MaxVersion"
 	tlsUnsupportedVersion = "tls: server selected unsupported protocol version "
 	tlsParseCertificate   = "tls: failed to parse certificate from server: "
 	x509NegativeSerial    = "negative serial number"
@@ -306,11 +386,18 @@ func diagnoseHandshake(f handshakeFacts, err error) error {
 	if cerr := asCertificateError(f.name, err); cerr != err {
 		return diagnoseCertificate(f, cerr.(*CertificateError))
 	}
+	if reset, closed := peerClosed(err); closed && f.strict && !f.serverSpoke {
+		return &TDS8UnsupportedError{Host: f.dialed, Reset: reset, Err: err}
+	}
+	versionError := func() *TLSVersionError {
+		return &TLSVersionError{Host: f.dialed, MinVersion: f.minVersion, MaxVersion: f.maxVersion, Strict: f.strict,
+			Capped: f.capped, LoginOnly: f.loginOnly, Err: err}
+	}
 	switch {
-	case isRemoteAlert(err, alertProtocolVersion):
-		return &TLSVersionError{Host: f.dialed, MinVersion: f.minVersion, MaxVersion: f.maxVersion, Strict: f.strict, Err: err}
+	case isRemoteAlert(err, alertProtocolVersion), strings.Contains(err.Error(), tlsNoVersions):
+		return versionError()
 	case strings.Contains(err.Error(), tlsUnsupportedVersion):
-		e := &TLSVersionError{Host: f.dialed, MinVersion: f.minVersion, MaxVersion: f.maxVersion, Strict: f.strict, Err: err}
+		e := versionError()
 		s := err.Error()
 		hex, _, _ := strings.Cut(s[strings.Index(s, tlsUnsupportedVersion)+len(tlsUnsupportedVersion):], " ")
 		if v, perr := strconv.ParseUint(hex, 16, 16); perr == nil {
@@ -371,6 +458,18 @@ func diagnoseCertificate(f handshakeFacts, cerr *CertificateError) error {
 func isRemoteAlert(err error, a uint8) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "remote error" && op.Err != nil && op.Err.Error() == tls.AlertError(a).Error()
+}
+
+// peerClosed reports whether err says the peer ended the connection: closed (EOF) or, with
+// reset set, reset.
+func peerClosed(err error) (reset, closed bool) {
+	switch {
+	case errors.Is(err, io.EOF):
+		return false, true
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE):
+		return true, true
+	}
+	return false, false
 }
 
 // versionRange names the TLS versions from lo to hi.

@@ -4,11 +4,18 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/microsoft/go-mssqldb/msdsn"
+
+	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/wiretest"
+	"github.com/tdsbridge/tdsbridge/prelogin"
+	"github.com/tdsbridge/tdsbridge/tds"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
@@ -241,4 +248,202 @@ func bridgedSelect(t *testing.T, dsn string, opts ...Option) error {
 		return err
 	}
 	return selectOne(db)
+}
+
+// TestStrictWithoutTDS8: with encrypt=strict, a server that does not speak TDS 8.0 reads the
+// TLS ClientHello as a TDS packet and closes (Babelfish reads an 8-byte header, then resets
+// or closes). The failure says the server may not speak TDS 8.0 and to try encrypt=true; a
+// server that sent bytes before closing gets no such diagnosis, whatever it sent.
+func TestStrictWithoutTDS8(t *testing.T) {
+	readRecord := func(c net.Conn) bool { // reads one TLS record
+		h := make([]byte, 5)
+		if _, err := io.ReadFull(c, h); err != nil {
+			return false
+		}
+		_, err := io.ReadFull(c, make([]byte, int(h[3])<<8|int(h[4])))
+		return err == nil
+	}
+	cases := map[string]struct {
+		script func(c net.Conn)
+		tds8   bool
+	}{
+		"reads a TDS header and closes":    {func(c net.Conn) { _, _ = io.ReadFull(c, make([]byte, tds.HeaderSize)) }, true},
+		"reads the ClientHello and closes": {func(c net.Conn) { readRecord(c) }, true},
+		"sends the start of a ServerHello and closes": {func(c net.Conn) {
+			if readRecord(c) {
+				// A handshake record holding only the header of an 80-byte ServerHello: crypto/tls
+				// waits for the rest and meets the end of the stream at a record boundary (EOF).
+				_, _ = c.Write([]byte{0x16, 0x03, 0x03, 0x00, 0x04, 0x02, 0x00, 0x00, 0x50})
+			}
+		}, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv, err := wiretest.NewScriptServer(tc.script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = srv.Close() })
+			err = bridgedSelect(t, "sqlserver://"+srv.Addr+"?encrypt=strict")
+			t.Log(err)
+			if reset, closed := peerClosed(err); !closed {
+				t.Fatalf("want the server's close or reset, got %v", err)
+			} else if e := (*TDS8UnsupportedError)(nil); errors.As(err, &e) != tc.tds8 {
+				t.Fatalf("*TDS8UnsupportedError found: %v, want %v", !tc.tds8, tc.tds8)
+			} else if tc.tds8 && e.Reset != reset {
+				t.Errorf("Reset %v, the error says %v", e.Reset, reset)
+			}
+			ce := as[*ConnectError](t, err)
+			if ce.Phase != PhaseHandshake {
+				t.Errorf("phase %v, want %v", ce.Phase, PhaseHandshake)
+			}
+			for _, want := range []string{"TDS 8.0", "encrypt=true", "SQL Server before 2022"} {
+				if strings.Contains(err.Error(), want) != tc.tds8 {
+					t.Errorf("the error says %q: %v, want %v", want, !tc.tds8, tc.tds8)
+				}
+			}
+		})
+	}
+}
+
+// TestTLS13OnlyServer: inside PRELOGIN the bridge offers TLS 1.2 at most, so a server that
+// speaks only TLS 1.3 there refuses it (tdstest with MinTLSVersion 1.3 refuses every version
+// inside PRELOGIN and speaks TLS 1.3 in strict mode). The diagnosis names the bridge's cap and
+// points to tlsmin=1.3 and encrypt=strict, and not to tlsmin=1.0 once that was tried; strict
+// connects. With encrypt=false and tlsmin=1.3 against a server that offers login-only
+// encryption, crypto/tls's bare "no supported versions" becomes a *TLSVersionError saying why.
+func TestTLS13OnlyServer(t *testing.T) {
+	srv := startServer(t, tdstest.Config{MinTLSVersion: tls.VersionTLS13})
+	loginOnly := startServer(t, tdstest.Config{Encryption: tdstest.EncryptOff})
+	cases := map[string]struct {
+		srv    *tdstest.Server
+		params []string
+		check  func(*testing.T, *TLSVersionError)
+		want   []string
+		not    []string
+	}{
+		"encrypt=true": {srv, []string{"encrypt=true"}, func(t *testing.T, e *TLSVersionError) {
+			if !e.Capped || e.LoginOnly || e.MinVersion != tls.VersionTLS12 || e.MaxVersion != tls.VersionTLS12 || e.ServerVersion != 0 {
+				t.Errorf("facts: %+v", e)
+			}
+		}, []string{"TLS 1.2 only (the bridge caps TLS inside PRELOGIN at 1.2", "only TLS 1.3", "tlsmin=1.3 in the DSN lifts the cap", "encrypt=strict", "protocol version not supported"},
+			[]string{"likely speaks only TLS 1.0"}},
+		"encrypt=true, tlsmin=1.0 tried": {srv, []string{"encrypt=true", "tlsmin=1.0"}, func(t *testing.T, e *TLSVersionError) {
+			if !e.Capped || e.MinVersion != tls.VersionTLS10 {
+				t.Errorf("facts: %+v", e)
+			}
+		}, []string{"(it speaks only TLS 1.3)", "tlsmin=1.3", "encrypt=strict"}, []string{"tlsmin=1.0 in the DSN", "either"}},
+		"encrypt=false, tlsmin=1.3, login-only server": {loginOnly, []string{"encrypt=false", "tlsmin=1.3"}, func(t *testing.T, e *TLSVersionError) {
+			if !e.LoginOnly || e.MinVersion != tls.VersionTLS13 || e.MaxVersion != tls.VersionTLS12 {
+				t.Errorf("facts: %+v", e)
+			}
+		}, []string{"no TLS version to offer", "login only", "TLS 1.2 at most", "encrypt=true", "encrypt=strict", "nothing was sent",
+			"tls: no supported versions satisfy MinVersion and MaxVersion"}, nil},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := bridgedSelect(t, tc.srv.DSN(append([]string{"certificate=" + tc.srv.CAFile()}, tc.params...)...))
+			t.Log(err)
+			tc.check(t, as[*TLSVersionError](t, err))
+			for _, want := range tc.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("the error does not say %q", want)
+				}
+			}
+			for _, not := range tc.not {
+				if strings.Contains(err.Error(), not) {
+					t.Errorf("the error says %q", not)
+				}
+			}
+			// The remedy both name: TDS 8.0, where TLS 1.3 is offered.
+			if err := bridgedSelect(t, tc.srv.DSN(append([]string{"certificate=" + tc.srv.CAFile()}, append(tc.params[1:], "encrypt=strict")...)...)); err != nil {
+				t.Fatalf("encrypt=strict: %v", err)
+			}
+		})
+	}
+}
+
+// TestTLS13InsidePrelogin: against a server that speaks TLS 1.3, and only 1.3, inside PRELOGIN
+// (tdstest caps itself at 1.2 there), the other remedy the diagnosis names works: tlsmin=1.3
+// lifts the bridge's cap for full encryption.
+func TestTLS13InsidePrelogin(t *testing.T) {
+	pki := newTestPKI(t)
+	srv, err := wiretest.NewScriptServer(func(c net.Conn) {
+		if _, err := wiretest.ReadClientPrelogin(c); err != nil {
+			return
+		}
+		if _, err := c.Write(wiretest.PreloginReply(prelogin.EncryptOn)); err != nil {
+			return
+		}
+		cfg := &tls.Config{Certificates: []tls.Certificate{pki.leaf}, MinVersion: tls.VersionTLS13}
+		b, ts := bridge.Server(c, cfg, bridge.Options{AllowTLS13: true})
+		if ts.Handshake() != nil || b.StartPassthrough() != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, ts)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	for name, minVersion := range map[string]uint16{"default": 0, "tlsmin=1.3": tls.VersionTLS13} {
+		t.Run(name, func(t *testing.T) {
+			s, err := newSettings(msdsn.Config{Encryption: msdsn.EncryptionRequired, Host: "localhost",
+				TLSConfig: &tls.Config{RootCAs: pki.pool, MinVersion: minVersion}}, dsnFiles{}, options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := dialTest(t, s, srv.Addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_, err = c.Write(clientPrelogin())
+			if minVersion == 0 {
+				e := as[*TLSVersionError](t, err)
+				if !e.Capped || !strings.Contains(err.Error(), "tlsmin=1.3") {
+					t.Fatalf("%+v: %v", e, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := c.tlsConn.ConnectionState().Version; v != tls.VersionTLS13 {
+				t.Fatalf("TLS version %x, want TLS 1.3", v)
+			}
+		})
+	}
+}
+
+// TestCertificateVerificationErrorReachable: when crypto/tls fails the verification, its
+// *tls.CertificateVerificationError, with the certificates the server sent, stays reachable
+// with errors.As through the *ConnectError and the diagnosis, which errors.As still finds.
+func TestCertificateVerificationErrorReachable(t *testing.T) {
+	cases := map[string]struct {
+		cert      tdstest.CertKind
+		diagnosis func(*testing.T, error)
+	}{
+		"wrong name": {tdstest.CertWrongName, func(t *testing.T, err error) { as[*HostnameMismatchError](t, err) }},
+		"unknown CA": {tdstest.CertUnknownCA, func(t *testing.T, err error) { as[*UnknownAuthorityError](t, err) }},
+		"expired":    {tdstest.CertExpired, func(t *testing.T, err error) { as[*CertificateValidityError](t, err) }},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv := startServer(t, tdstest.Config{Cert: tc.cert})
+			err := bridgedSelect(t, srv.DSN("encrypt=true", "certificate="+srv.CAFile()))
+			as[*ConnectError](t, err)
+			tc.diagnosis(t, err)
+			if !errors.Is(err, ErrCertificate) {
+				t.Errorf("not ErrCertificate: %v", err)
+			}
+			verr := as[*tls.CertificateVerificationError](t, err)
+			if len(verr.UnverifiedCertificates) == 0 || !verr.UnverifiedCertificates[0].Equal(srv.Certificate()) {
+				t.Fatalf("UnverifiedCertificates: %d certificates, want the server's first", len(verr.UnverifiedCertificates))
+			}
+			if ce := as[*CertificateError](t, err); ce.Err != verr.Err {
+				t.Errorf("CertificateError.Err %v, want the verification error's %v", ce.Err, verr.Err)
+			}
+		})
+	}
 }

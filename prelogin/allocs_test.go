@@ -39,6 +39,16 @@ func TestZeroAllocs(t *testing.T) {
 		if n := testing.AllocsPerRun(100, func() { _, _ = EncryptionOf(q) }); n != 0 {
 			t.Errorf("EncryptionOf on %d bytes: %v allocs, want 0", len(p), n)
 		}
+		if n := testing.AllocsPerRun(100, func() { _, _ = SetReplyEncryption(q, EncryptOn) }); n != 0 {
+			t.Errorf("SetReplyEncryption on %d bytes: %v allocs, want 0", len(p), n)
+		}
+		if n := testing.AllocsPerRun(100, func() { _, _ = ReplyEncryptionOf(q) }); n != 0 {
+			t.Errorf("ReplyEncryptionOf on %d bytes: %v allocs, want 0", len(p), n)
+		}
+	}
+	bf := babelfish(nil) // a reply Decode refuses
+	if n := testing.AllocsPerRun(100, func() { _, _ = SetReplyEncryption(bf, EncryptOn) }); n != 0 {
+		t.Errorf("SetReplyEncryption on Babelfish's reply: %v allocs, want 0", n)
 	}
 	if n := testing.AllocsPerRun(100, func() { _, _ = ClientOutcome(EncryptOn, EncryptReq) }); n != 0 {
 		t.Errorf("ClientOutcome: %v allocs, want 0", n)

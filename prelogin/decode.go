@@ -6,7 +6,8 @@ import "encoding/binary"
 // option table first (see the package documentation for what is rejected and what tolerated)
 // and returns a *FormatError wrapping one of the sentinels ErrNoTerminator, ErrTruncatedTable,
 // ErrOptionBounds, ErrOptionOverlap, ErrOptionLength, ErrDuplicateOption or ErrVersionNotFirst;
-// on error m is left empty (as after Reset).
+// on error m is left empty (as after Reset). These are the checks for a client's PRELOGIN as a
+// server reads it; a client reading a server's reply needs fewer (see [ReplyEncryptionOf]).
 //
 // Decode does not keep a reference to src: INSTOPT and unknown option data are copied into
 // storage owned by m, valid until the next Decode or Reset on m. With a reused m it does not

@@ -49,6 +49,9 @@ func TestDecodeErrors(t *testing.T) {
 		"VERSION second": {
 			in:      cat(ent(TokenEncryption, 11, 1), ent(TokenVersion, 12, 6), term, []byte{1, 9, 0, 0, 0, 0, 0}),
 			wantErr: ErrVersionNotFirst, wantToken: TokenVersion, wantOffset: 5},
+		// The wrong lengths below are Decode's strict reading (a client's PRELOGIN, as a server
+		// reads it). In a server's reply only ENCRYPTION's length is checked: ReplyEncryptionOf
+		// accepts a reply with each of the other lengths (TestReplyTolerated).
 		"VERSION of 5 bytes": {
 			in: cat(ent(TokenVersion, 6, 5), term, []byte{9, 0, 0, 0, 0}), wantErr: ErrOptionLength, wantToken: TokenVersion, wantOffset: 0},
 		"ENCRYPTION of 0 bytes": {

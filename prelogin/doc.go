@@ -22,6 +22,9 @@
 //
 // # What Decode rejects and what it tolerates
 //
+// Decode is the strict reading: the one a server applies to a client's PRELOGIN, and the one a
+// round trip needs. A client reading a server's reply checks less (next section).
+//
 // Rejected, each with a sentinel error wrapped in a *FormatError that names the token and the
 // byte offset of its table entry: a table that runs off the end of the payload without a
 // terminator (ErrNoTerminator, ErrTruncatedTable), option data outside the data area
@@ -44,6 +47,46 @@
 //     EncryptionOf and SetEncryption return ErrNoEncryptionOption for the latter).
 //   - any value in the one-byte options (ENCRYPTION, MARS, FEDAUTHREQUIRED, a server's INSTOPT):
 //     judging values is the negotiation's business, not the codec's.
+//
+// # Reading a server's reply
+//
+// A client acts on one option of a reply, ENCRYPTION; go-mssqldb v1.11.2 also reads
+// FEDAUTHREQUIRED and checks its length itself. [ReplyEncryptionOf] and [SetReplyEncryption]
+// check a reply for what a client needs and accept everything else go-mssqldb accepts:
+//   - any length for every option but ENCRYPTION: Babelfish for PostgreSQL 4.2 echoes a
+//     client's TRACEID with length 0 (at the payload's end) and sends THREADID with length 0,
+//     and go-mssqldb skips TRACEID in replies;
+//   - VERSION anywhere in the table, a token other than ENCRYPTION repeated, option data inside
+//     the option table, and overlapping option data, except for the ENCRYPTION byte.
+//
+// What stays refused, and why:
+//   - a table without its terminator or with a truncated entry (ErrNoTerminator,
+//     ErrTruncatedTable), and an option whose data, even empty, lie past the end of the payload
+//     (ErrOptionBounds; TRACEID too, although go-mssqldb skips it): the table describes bytes
+//     the server did not send, so the reply was cut or altered on its way, and its ENCRYPTION
+//     byte is no more to be trusted than the rest.
+//   - a reply without ENCRYPTION (ErrNoEncryptionOption): whether the server encrypts would be
+//     a guess, and stripping the option is the simplest downgrade a man in the middle has;
+//     go-mssqldb refuses it too.
+//   - ENCRYPTION twice (ErrDuplicateOption): the client and the driver it hands the reply to
+//     could act on different copies (go-mssqldb reads the last one).
+//   - ENCRYPTION of a length other than 1 (ErrOptionLength): an empty one has no value, a
+//     longer one no single value.
+//   - an ENCRYPTION byte inside the option table (ErrOptionBounds) or inside another option's
+//     data (ErrOptionOverlap): rewriting it for the driver would change the table or that
+//     option as the driver reads them.
+//   - in [ClientOutcome], a reply of OFF or NOT_SUP to a client that sent ON or REQ
+//     (ErrServerNoEncryption): a downgrade, the login would leave in the clear, in part or
+//     whole; go-mssqldb refuses it too.
+//   - in [ClientOutcome], a reply that requires encryption (OFF, ON or REQ) to a client that
+//     sent NOT_SUP (ErrServerRequiresEncryption): MS-TDS has the server close the connection,
+//     and the client has no TLS settings to run a handshake with (go-mssqldb runs one with
+//     defaults, checked against the system roots, although encrypt=disable dropped the user's
+//     own trust settings).
+//   - in [ClientOutcome], a value outside the negotiation table (ErrInvalidEncryption:
+//     reserved or unknown values, the CLIENT_CERT bit, STRICT): what the server would encrypt
+//     is undefined (go-mssqldb takes any value but OFF and NOT_SUP for full encryption); no
+//     server is known to send one.
 //
 // Encode can fail on a decoded Message only when the payload was longer than 65535 bytes: its
 // options' data may then add up to more than an encoded payload can hold (ErrTooLarge).

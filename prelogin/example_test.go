@@ -86,6 +86,40 @@ func ExampleSetEncryption() {
 	// server gets: ON
 }
 
+// A client that runs TLS itself reads the server's reply as a client reads one (options it
+// does not act on may have any length), decides, and hands its driver a reply that says
+// NOT_SUP.
+func ExampleSetReplyEncryption() {
+	babelfishReply := []byte{
+		0x00, 0x00, 0x1F, 0x00, 0x06, // VERSION at 31, 6 bytes
+		0x01, 0x00, 0x25, 0x00, 0x01, // ENCRYPTION at 37, 1 byte
+		0x02, 0x00, 0x26, 0x00, 0x01, // INSTOPT at 38, 1 byte
+		0x03, 0x00, 0x27, 0x00, 0x00, // THREADID at 39, 0 bytes
+		0x04, 0x00, 0x27, 0x00, 0x01, // MARS at 39, 1 byte
+		0x05, 0x00, 0x28, 0x00, 0x00, // TRACEID at 40, 0 bytes: the client's TRACEID, echoed empty
+		0xFF,                               // terminator
+		0x0C, 0x00, 0x07, 0xD0, 0x00, 0x00, // VERSION 12.0.2000.0
+		0x01, // ENCRYPTION ON
+		0x00, // INSTOPT: matched
+		0x00, // MARS off
+	}
+	var m prelogin.Message
+	fmt.Println("Decode:", m.Decode(babelfishReply))
+	got, err := prelogin.SetReplyEncryption(babelfishReply, prelogin.EncryptNotSup)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	outcome, _ := prelogin.ClientOutcome(prelogin.EncryptOn, got)
+	fmt.Println("server replied:", got, "->", outcome)
+	now, _ := prelogin.ReplyEncryptionOf(babelfishReply)
+	fmt.Println("driver reads:", now)
+	// Output:
+	// Decode: prelogin: option has the wrong length (TRACEID at byte 25: length 0, want 36)
+	// server replied: ON -> full
+	// driver reads: NOT_SUP
+}
+
 func ExampleClientOutcome() {
 	for _, reply := range []prelogin.Encryption{prelogin.EncryptOff, prelogin.EncryptOn, prelogin.EncryptNotSup} {
 		outcome, err := prelogin.ClientOutcome(prelogin.EncryptOn, reply)

@@ -113,3 +113,63 @@ func FuzzSetEncryption(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReplyEncryption: the client's check of a reply never panics, ReplyEncryptionOf and
+// SetReplyEncryption agree, a refused reply is left untouched, and an accepted one has exactly
+// its ENCRYPTION byte (after the table) replaced. The check accepts every payload EncryptionOf
+// accepts, and every payload go-mssqldb v1.11.2 accepts (driverReads) except for the refusals
+// the package documentation gives a reason for; go-mssqldb then reads the patched reply as the
+// new value.
+func FuzzReplyEncryption(f *testing.F) {
+	f.Add(babelfish(nil), byte(EncryptNotSup))
+	f.Add(server2008Vector, byte(EncryptNotSup))
+	f.Add(fullClientVector, byte(EncryptOff))
+	f.Add(term, byte(EncryptOn))
+	f.Fuzz(func(t *testing.T, data []byte, e byte) {
+		orig := clone(data)
+		got, err := ReplyEncryptionOf(data)
+		old, serr := SetReplyEncryption(data, Encryption(e))
+		if (err == nil) != (serr == nil) || err != nil && err.Error() != serr.Error() || err == nil && old != got {
+			t.Fatalf("ReplyEncryptionOf = %v, %v; SetReplyEncryption = %v, %v", got, err, old, serr)
+		}
+		if strict, serr := EncryptionOf(orig); serr == nil && (err != nil || got != strict) {
+			t.Fatalf("EncryptionOf accepts %v, the reply check says %v, %v", strict, got, err)
+		}
+		_, driverOK := driverReads(orig)
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %T %v is not a *FormatError", err, err)
+			}
+			if !bytes.Equal(data, orig) {
+				t.Fatalf("SetReplyEncryption modified a reply it refused")
+			}
+			documented := fe.Token == TokenEncryption && (fe.Err == ErrDuplicateOption || fe.Err == ErrOptionLength || fe.Err == ErrOptionBounds) ||
+				fe.Err == ErrOptionOverlap && fe.Other == TokenEncryption ||
+				fe.Err == ErrOptionBounds && fe.Token == TokenTraceID
+			if driverOK && !documented {
+				t.Fatalf("go-mssqldb accepts the reply, the check refuses it: %v", err)
+			}
+			return
+		}
+		at, changed := -1, 0
+		for i := range data {
+			if data[i] != orig[i] {
+				at, changed = i, changed+1
+			}
+		}
+		end := 0 // the terminator's offset
+		for Token(orig[end]) != TokenTerminator {
+			end += EntrySize
+		}
+		if changed > 1 || changed == 1 && (old == Encryption(e) || at <= end) {
+			t.Fatalf("SetReplyEncryption changed %d bytes, the last at %d (old %v, new %v)", changed, at, old, Encryption(e))
+		}
+		if now, err := ReplyEncryptionOf(data); err != nil || now != Encryption(e) {
+			t.Fatalf("ReplyEncryptionOf after SetReplyEncryption = %v, %v; want %v", now, err, Encryption(e))
+		}
+		if enc, ok := driverReads(data); driverOK && (!ok || enc != Encryption(e)) {
+			t.Fatalf("go-mssqldb reads the patched reply as %v, %v; want %v", enc, ok, Encryption(e))
+		}
+	})
+}

@@ -16,7 +16,8 @@ func findEncryption(payload []byte) (int, error) {
 
 // EncryptionOf returns the ENCRYPTION value of an encoded PRELOGIN payload. It checks the payload
 // as Decode does and fails with the same errors, or with ErrNoEncryptionOption when the option is
-// absent. It does not allocate unless it fails.
+// absent. It does not allocate unless it fails. For a server's reply, [ReplyEncryptionOf]
+// accepts what servers send that Decode refuses.
 func EncryptionOf(payload []byte) (Encryption, error) {
 	off, err := findEncryption(payload)
 	if err != nil {
@@ -29,7 +30,8 @@ func EncryptionOf(payload []byte) (Encryption, error) {
 // returns the value it replaced. Exactly that one byte changes; everything else, including a
 // non-canonical layout, stays as it was. It first checks the payload as Decode does; on error
 // (the same errors as Decode, or ErrNoEncryptionOption when the option is absent) the payload is not
-// modified. It does not allocate unless it fails.
+// modified. It does not allocate unless it fails. For a server's reply, use
+// [SetReplyEncryption].
 func SetEncryption(payload []byte, e Encryption) (Encryption, error) {
 	off, err := findEncryption(payload)
 	if err != nil {

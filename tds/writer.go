@@ -165,6 +165,10 @@ func (w *Writer) EndMessage() error {
 	return err
 }
 
+// Clear zeroes the Writer's buffer, which keeps the bytes of the packets it wrote (the last
+// one, and the tail of a longer one before it): for messages that carried a secret.
+func (w *Writer) Clear() { clear(w.buf) }
+
 // flush writes the buffered packet in one Write and empties the buffer.
 func (w *Writer) flush(eom bool) error {
 	var st Status

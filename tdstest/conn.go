@@ -34,7 +34,10 @@ const (
 	stateDone
 )
 
-var connStateNames = [...]string{"first-byte", "prelogin", "handshake", "strict-handshake", "login", "ready", "done"}
+var connStateNames = [...]string{
+	stateFirstByte: "first-byte", statePrelogin: "prelogin", stateHandshake: "handshake",
+	stateStrict: "strict-handshake", stateLogin: "login", stateReady: "ready", stateDone: "done",
+}
 
 func (s connState) String() string {
 	if int(s) < len(connStateNames) {
@@ -54,7 +57,7 @@ const (
 	modeStrict                    // TDS 8.0: TLS directly on TCP
 )
 
-var connModeNames = [...]string{"none", "login-only", "full", "strict"}
+var connModeNames = [...]string{modeNone: "none", modeLoginOnly: "login-only", modeFull: "full", modeStrict: "strict"}
 
 func (m connMode) String() string {
 	if int(m) < len(connModeNames) {
@@ -75,7 +78,6 @@ const (
 type conn struct {
 	srv    *Server
 	id     int
-	spid   uint16
 	raw    net.Conn
 	sock   *socket // raw with the peeked byte and the handshake fault writer
 	b      *bridge.Conn
@@ -94,13 +96,7 @@ type conn struct {
 	encrypted  bool // every packet after login travels in TLS (full, strict)
 	packetSize int
 	tdsVersion uint32
-	database   string // current database (USE changes it)
-	loginDB    string // database after login, restored by RESETCONNECTION
-	user       string // LOGIN7 UserName, HostName and AppName
-	host, app  string
-	resetAck   bool   // a RESETCONNECTION awaits its ENVCHANGE in the next response
-	tranID     uint64 // descriptor of the open transaction; 0: none
-	lastTranID uint64 // last descriptor handed out
+	resetAck   bool // a RESETCONNECTION awaits its ENVCHANGE in the next response
 	scratch    []byte
 	valBuf     []byte // column values and streamed rows being encoded
 	reqBuf     []byte // the request message being read
@@ -109,12 +105,10 @@ type conn struct {
 	// and the client offered FEDAUTHREQUIRED); a FEDAUTH login must echo it.
 	fedAuthRequired bool
 
-	// Session state of statements.
-	nocount bool                  // SET NOCOUNT ON: DONE tokens without the count bit
-	fmtOnly bool                  // SET FMTONLY ON: result metadata only, no rows
-	inProc  bool                  // statements run inside sp_executesql (DONEINPROC)
-	tables  map[string]*tempTable // temporary tables by lower-case #name
-	bulk    *bulkTarget           // set by INSERT BULK for the next request (BULK_LOAD)
+	// session is what statements read and change (session.go).
+	session
+	inProc bool        // statements run inside sp_executesql (DONEINPROC)
+	bulk   *bulkTarget // set by INSERT BULK for the next request (BULK_LOAD)
 	// prepared holds the statements of sp_prepexec by handle (1, 2, ... per connection, the
 	// last in lastHandle); they live as long as the connection.
 	prepared   map[int32]preparedStmt
@@ -128,11 +122,10 @@ func newConn(s *Server, raw net.Conn, id int) *conn {
 	c := &conn{
 		srv:        s,
 		id:         id,
-		spid:       uint16(firstSPID + (id-1)%30000),
 		raw:        raw,
 		faults:     faultState{f: &s.Config.Faults, conn: id},
 		packetSize: tds.DefaultPacketSize,
-		database:   "master",
+		session:    newSession(uint16(firstSPID + (id-1)%30000)),
 	}
 	return c
 }
@@ -211,6 +204,10 @@ func (c *conn) act(a Action) {
 	case ActionStall:
 		// Read and discard until the client closes or Server.Close closes the socket.
 		_, _ = io.Copy(io.Discard, c.raw)
+	case ActionCloseNotify:
+		if c.tc != nil && c.mode != modeLoginOnly {
+			_ = c.tc.Close() // close_notify, then the socket; serve closes the rest
+		}
 	}
 }
 
@@ -223,7 +220,7 @@ func (c *conn) fault(p Phase) (Action, error) {
 	switch a {
 	case ActionNone:
 		return a, nil
-	case ActionClose, ActionReset, ActionStall:
+	case ActionClose, ActionReset, ActionStall, ActionCloseNotify:
 		return a, &faultError{Phase: p, Action: a}
 	}
 	return a, nil
@@ -475,18 +472,8 @@ func (c *conn) login() (connState, error) {
 	}
 	c.tdsVersion = l.TDSVersion // tokens from here on use the client's version
 	cfg := &c.srv.Config
-	if l.SSPILen > 0 && l.UserName == "" {
-		c.loginFailed(l.UserName, "integrated authentication (SSPI) is not supported by tdstest")
-		return stateDone, errors.New("login refused: SSPI")
-	}
-	if l.FedAuth != nil {
-		if why := c.checkFedAuth(l.FedAuth); why != "" {
-			c.loginFailed(tokenPrincipal, why)
-			return stateDone, fmt.Errorf("login failed for %s: %s", tokenPrincipal, why)
-		}
-	} else if !strings.EqualFold(l.UserName, cfg.user()) || l.Password != cfg.password() {
-		c.loginFailed(l.UserName, "wrong user name or password")
-		return stateDone, fmt.Errorf("login failed for user %q: wrong user name or password", l.UserName)
+	if err := c.checkCredentials(l); err != nil {
+		return stateDone, err
 	}
 	a, err := c.fault(PhaseLogin)
 	if err != nil {
@@ -499,39 +486,13 @@ func (c *conn) login() (connState, error) {
 	case a.isMutation():
 		c.sink.arm(PhaseLogin, a, 0)
 	}
-	if l.Database != "" {
-		c.database = l.Database
-	}
-	c.loginDB = c.database
-	c.user, c.host, c.app = l.UserName, l.HostName, l.AppName
-	if l.FedAuth != nil {
-		c.user = tokenPrincipal
-	}
-	size := int(l.PacketSize)
-	if size == 0 {
-		size = tds.DefaultPacketSize
-	}
-	size = min(max(size, tds.MinPacketSize), tds.MaxPacketSize)
-	if c.encrypted {
-		size = min(size, tds.MaxEncryptedPacketSize)
-	}
-	b := c.scratch[:0]
-	b = appendEnvChangeString(b, envDatabase, c.database, "master")
-	if l.TDSVersion>>24 != 0x70 { // SQL collations came with TDS 7.1
-		b = appendEnvChangeCollation(b)
-	}
-	b = appendEnvChangeString(b, envLanguage, "us_english", "")
-	b = appendLoginAck(b, loginAckVersion(l.TDSVersion))
-	if l.FedAuth != nil {
-		b = appendFeatureExtAckFedAuth(b)
-	}
+	c.loggedIn(l.Database, l.principal(), l.HostName, l.AppName)
+	size := c.loginPacketSize(l)
 	var rt route
 	if cfg.RouteTo != "" {
 		rt, _ = parseRoute(cfg.RouteTo) // checked by validate
-		b = appendEnvChangeRouting(b, rt)
 	}
-	b = appendEnvChangePacketSize(b, size, c.packetSize)
-	b = c.appendDone(b, doneFinal, 0, 0)
+	b := c.appendLoginResponse(c.scratch[:0], l, size, rt)
 	c.scratch = b
 	if err := c.out.WriteMessage(tds.TypeTabularResult, b); err != nil {
 		return stateDone, fmt.Errorf("write login response: %w", err)
@@ -543,14 +504,84 @@ func (c *conn) login() (connState, error) {
 		c.logf("login of %q routed to %s:%d; closing", l.UserName, rt.host, rt.port)
 		return stateDone, nil
 	}
-	if err := c.out.SetPacketSize(size); err != nil {
-		return stateDone, fmt.Errorf("set packet size: %w", err)
+	if err := c.usePacketSize(size); err != nil {
+		return stateDone, err
 	}
-	c.in.SetMaxPacketSize(size)
-	c.packetSize = size
 	c.logf("login of %q (TDS %#08x, %s, app %q, library %q): packet size %d (requested %d)",
 		l.UserName, l.TDSVersion, c.mode, l.AppName, l.CtlIntName, size, l.PacketSize)
 	return stateReady, nil
+}
+
+// usePacketSize switches both directions to the packet size the login response granted.
+func (c *conn) usePacketSize(size int) error {
+	if err := c.out.SetPacketSize(size); err != nil {
+		return fmt.Errorf("set packet size: %w", err)
+	}
+	c.in.SetMaxPacketSize(size)
+	c.packetSize = size
+	return nil
+}
+
+// principal is the user a login is for: the user name, or the token's principal for FEDAUTH.
+func (l *login7) principal() string {
+	if l.FedAuth != nil {
+		return tokenPrincipal
+	}
+	return l.UserName
+}
+
+// checkCredentials refuses SSPI logins, and logins whose user name and password, or whose
+// federated authentication token, the server does not accept, with ERROR 18456.
+func (c *conn) checkCredentials(l *login7) error {
+	cfg := &c.srv.Config
+	switch {
+	case l.SSPILen > 0 && l.UserName == "":
+		c.loginFailed(l.UserName, "integrated authentication (SSPI) is not supported by tdstest")
+		return errors.New("login refused: SSPI")
+	case l.FedAuth != nil:
+		if why := c.checkFedAuth(l.FedAuth); why != "" {
+			c.loginFailed(tokenPrincipal, why)
+			return fmt.Errorf("login failed for %s: %s", tokenPrincipal, why)
+		}
+	case !strings.EqualFold(l.UserName, cfg.user()) || l.Password != cfg.password():
+		c.loginFailed(l.UserName, "wrong user name or password")
+		return fmt.Errorf("login failed for user %q: wrong user name or password", l.UserName)
+	}
+	return nil
+}
+
+// loginPacketSize is the packet size the server grants: the requested one (4096 when 0) within
+// tds.MinPacketSize..tds.MaxPacketSize, at most tds.MaxEncryptedPacketSize when encrypted.
+func (c *conn) loginPacketSize(l *login7) int {
+	size := int(l.PacketSize)
+	if size == 0 {
+		size = tds.DefaultPacketSize
+	}
+	size = min(max(size, tds.MinPacketSize), tds.MaxPacketSize)
+	if c.encrypted {
+		size = min(size, tds.MaxEncryptedPacketSize)
+	}
+	return size
+}
+
+// appendLoginResponse appends the tokens of a successful login: ENVCHANGE database, collation
+// (TDS 7.1 and later) and language, LOGINACK, the FEDAUTH feature acknowledgement, the routing
+// ENVCHANGE when rt is set, ENVCHANGE packet size, DONE.
+func (c *conn) appendLoginResponse(b []byte, l *login7, size int, rt route) []byte {
+	b = appendEnvChangeString(b, envDatabase, c.database, "master")
+	if l.TDSVersion>>24 != 0x70 { // SQL collations came with TDS 7.1
+		b = appendEnvChangeCollation(b)
+	}
+	b = appendEnvChangeString(b, envLanguage, "us_english", "")
+	b = appendLoginAck(b, loginAckVersion(l.TDSVersion))
+	if l.FedAuth != nil {
+		b = appendFeatureExtAckFedAuth(b)
+	}
+	if rt.host != "" {
+		b = appendEnvChangeRouting(b, rt)
+	}
+	b = appendEnvChangePacketSize(b, size, c.packetSize)
+	return c.appendDone(b, doneFinal, 0, 0)
 }
 
 // loginFailed sends ERROR 18456 and a DONE with the error bit; errors writing it are ignored
@@ -590,14 +621,28 @@ func (c *conn) request() (connState, error) {
 		c.bulk = bulk
 		return stateReady, c.bulkLoad(body, eom)
 	}
+	payload, err := c.readRequestRest(typ, body, eom)
+	if err != nil {
+		return stateDone, err
+	}
+	if c.in.MessageStatus()&tds.StatusIgnore != 0 {
+		c.logf("ignoring a %v message with the IGNORE bit", typ)
+		return stateReady, nil
+	}
+	return c.answerRequest(typ, payload)
+}
+
+// readRequestRest reads the rest of a request message whose first packet's body is body, up to
+// maxRequestMessage bytes in all. The result aliases c.reqBuf until the next request.
+func (c *conn) readRequestRest(typ tds.PacketType, body []byte, eom bool) ([]byte, error) {
 	payload := append(c.reqBuf[:0], body...)
 	for !eom {
-		h, body, err = c.in.ReadPacket()
+		h, body, err := c.in.ReadPacket()
 		if err != nil {
-			return stateDone, fmt.Errorf("read request: %w", err)
+			return nil, fmt.Errorf("read request: %w", err)
 		}
 		if len(payload)+len(body) > maxRequestMessage {
-			return stateDone, fmt.Errorf("read request: %v message larger than %d bytes", typ, maxRequestMessage)
+			return nil, fmt.Errorf("read request: %v message larger than %d bytes", typ, maxRequestMessage)
 		}
 		payload = append(payload, body...)
 		eom = h.Status&tds.StatusEOM != 0
@@ -605,30 +650,18 @@ func (c *conn) request() (connState, error) {
 	if cap(payload) <= maxRequestMessage/4 {
 		c.reqBuf = payload[:0] // keep small buffers for the next request
 	}
-	if c.in.MessageStatus()&tds.StatusIgnore != 0 {
-		c.logf("ignoring a %v message with the IGNORE bit", typ)
-		return stateReady, nil
-	}
+	return payload, nil
+}
+
+// answerRequest answers a request read whole: an ATTENTION, a SQL batch, an RPC or a
+// transaction manager request (the last two need TDS 7.2); any other type is refused.
+func (c *conn) answerRequest(typ tds.PacketType, payload []byte) (connState, error) {
 	switch typ {
 	case tds.TypeAttention:
 		c.logf("attention: answering DONE with the attention bit")
 		return stateReady, c.writeTokens(c.appendDone(c.scratch[:0], doneAttn, 0, 0))
 	case tds.TypeSQLBatch:
-		if isLegacyTDS(c.tdsVersion) {
-			// TDS 7.0 and 7.1 batches carry no ALL_HEADERS.
-			if len(payload)%2 != 0 {
-				return stateDone, fmt.Errorf("SQL batch text has an odd number of bytes (%d)", len(payload))
-			}
-			return stateReady, c.batch(decodeUCS2(payload))
-		}
-		text, desc, err := batchText(payload)
-		if err != nil {
-			return stateDone, err
-		}
-		if err := c.checkTranDesc(desc); err != nil {
-			return stateReady, c.refuse(err.Error())
-		}
-		return stateReady, c.batch(text)
+		return c.sqlBatch(payload)
 	case tds.TypeRPC, tds.TypeTransactionManager:
 		if isLegacyTDS(c.tdsVersion) {
 			return stateReady, c.refuse(fmt.Sprintf("tdstest: %v requests need TDS 7.2 or later (this login used TDS %#08x)", typ, c.tdsVersion))
@@ -644,16 +677,38 @@ func (c *conn) request() (connState, error) {
 	}
 }
 
+// sqlBatch answers a SQL batch: UCS-2 text, after ALL_HEADERS since TDS 7.2, whose transaction
+// descriptor must name the open transaction or none.
+func (c *conn) sqlBatch(payload []byte) (connState, error) {
+	if isLegacyTDS(c.tdsVersion) {
+		if len(payload)%2 != 0 {
+			return stateDone, fmt.Errorf("SQL batch text has an odd number of bytes (%d)", len(payload))
+		}
+		return stateReady, c.batch(decodeUCS2(payload))
+	}
+	text, desc, err := batchText(payload)
+	if err != nil {
+		return stateDone, err
+	}
+	if err := c.checkTranDesc(desc); err != nil {
+		return stateReady, c.refuse(err.Error())
+	}
+	return stateReady, c.batch(text)
+}
+
 // idleFault applies the fault configured for PhaseIdle (see there).
 func (c *conn) idleFault() error {
 	a, err := c.fault(PhaseIdle)
 	if err != nil || a != ActionError {
 		return err
 	}
-	c.logf("sending an unsolicited ERROR 596 while the connection is idle")
+	c.logf("sending an unsolicited ERROR 596 while the connection is idle, then closing")
 	b := c.appendMessage(c.scratch[:0], tokenError, serverMessage{Number: 596, State: 1, Class: 21,
 		Text: "Cannot continue the execution because the session is in the kill state."})
-	return c.writeTokens(c.appendDone(b, doneError, 0, 0))
+	if err := c.writeTokens(c.appendDone(b, doneError, 0, 0)); err != nil {
+		return err
+	}
+	return &faultError{Phase: PhaseIdle, Action: ActionError}
 }
 
 // maxBulkMessage bounds a BULK_LOAD message, which is decoded as it arrives (1 TiB).

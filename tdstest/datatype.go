@@ -228,60 +228,37 @@ func (ti typeInfo) valueSizes() (lo, hi int) {
 	return ti.Size, ti.Size
 }
 
+// declNames are the T-SQL names of the types whose declaration is the name alone.
+var declNames = map[dataType]string{
+	dtNull: "NULL", dtInt1: "tinyint", dtInt2: "smallint", dtInt4: "int", dtInt8: "bigint",
+	dtBit: "bit", dtBitN: "bit", dtFlt4: "real", dtFlt8: "float", dtMoney4: "smallmoney",
+	dtMoney: "money", dtDateTime4: "smalldatetime", dtDateTime: "datetime", dtGUID: "uniqueidentifier",
+	dtDateN: "date", dtText: "text", dtNText: "ntext", dtImage: "image", dtVariant: "sql_variant",
+}
+
+// sizedDeclNames are the names of the nullable types whose declaration their size chooses.
+var sizedDeclNames = map[dataType]map[int]string{
+	dtIntN:      {1: "tinyint", 2: "smallint", 4: "int", 8: "bigint"},
+	dtFltN:      {4: "real", 8: "float"},
+	dtMoneyN:    {4: "smallmoney", 8: "money"},
+	dtDateTimeN: {4: "smalldatetime", 8: "datetime"},
+}
+
 // decl is the T-SQL declaration of the type, for messages.
 func (ti typeInfo) decl() string {
-	size := func(unit int) string {
+	if name, ok := declNames[ti.Type]; ok {
+		return name
+	}
+	if names, ok := sizedDeclNames[ti.Type]; ok {
+		return names[ti.Size]
+	}
+	length := func(name string, unit int) string {
 		if ti.Size == plpMaxLen {
-			return "max"
+			return name + "(max)"
 		}
-		return fmt.Sprint(ti.Size / unit)
+		return fmt.Sprintf("%s(%d)", name, ti.Size/unit)
 	}
 	switch ti.Type {
-	case dtNull:
-		return "NULL"
-	case dtInt1:
-		return "tinyint"
-	case dtInt2:
-		return "smallint"
-	case dtInt4:
-		return "int"
-	case dtInt8:
-		return "bigint"
-	case dtIntN:
-		return map[int]string{1: "tinyint", 2: "smallint", 4: "int", 8: "bigint"}[ti.Size]
-	case dtBit, dtBitN:
-		return "bit"
-	case dtFlt4:
-		return "real"
-	case dtFlt8:
-		return "float"
-	case dtFltN:
-		if ti.Size == 4 {
-			return "real"
-		}
-		return "float"
-	case dtMoney4:
-		return "smallmoney"
-	case dtMoney:
-		return "money"
-	case dtMoneyN:
-		if ti.Size == 4 {
-			return "smallmoney"
-		}
-		return "money"
-	case dtDateTime4:
-		return "smalldatetime"
-	case dtDateTime:
-		return "datetime"
-	case dtDateTimeN:
-		if ti.Size == 4 {
-			return "smalldatetime"
-		}
-		return "datetime"
-	case dtGUID:
-		return "uniqueidentifier"
-	case dtDateN:
-		return "date"
 	case dtTimeN:
 		return fmt.Sprintf("time(%d)", ti.Scale)
 	case dtDateTime2N:
@@ -293,25 +270,17 @@ func (ti typeInfo) decl() string {
 	case dtNumericN, dtNumeric:
 		return fmt.Sprintf("numeric(%d,%d)", ti.Prec, ti.Scale)
 	case dtBigVarBinary, dtVarBinary:
-		return "varbinary(" + size(1) + ")"
+		return length("varbinary", 1)
 	case dtBigBinary, dtBinary:
-		return "binary(" + size(1) + ")"
+		return length("binary", 1)
 	case dtBigVarChar, dtVarChar:
-		return "varchar(" + size(1) + ")"
+		return length("varchar", 1)
 	case dtBigChar, dtChar:
-		return "char(" + size(1) + ")"
+		return length("char", 1)
 	case dtNVarChar:
-		return "nvarchar(" + size(2) + ")"
+		return length("nvarchar", 2)
 	case dtNChar:
-		return "nchar(" + size(2) + ")"
-	case dtText:
-		return "text"
-	case dtNText:
-		return "ntext"
-	case dtImage:
-		return "image"
-	case dtVariant:
-		return "sql_variant"
+		return length("nchar", 2)
 	}
 	return ti.Type.String()
 }
@@ -325,115 +294,144 @@ func readTypeInfo(r *wireReader) (typeInfo, error) {
 		return typeInfo{}, fmt.Errorf("TYPE_INFO at offset %d: %w", at, err)
 	}
 	ti := typeInfo{Type: dataType(b)}
-	bad := func(format string, args ...any) (typeInfo, error) {
-		return typeInfo{}, fmt.Errorf("TYPE_INFO %v at offset %d: %s", ti.Type, at, fmt.Sprintf(format, args...))
-	}
 	if n := ti.Type.fixedSize(); n >= 0 {
 		ti.Size = n
 		return ti, nil
 	}
 	switch ti.Type {
 	case dtDateN:
-		return ti, nil
 	case dtTimeN, dtDateTime2N, dtDateTimeOffset:
-		s, err := r.byte()
-		if err != nil {
-			return bad("%v", err)
-		}
-		if s > 7 {
-			return bad("scale %d, want 0..7", s)
-		}
-		ti.Scale = s
-		return ti, nil
+		err = readScale(r, &ti)
 	case dtGUID, dtIntN, dtBitN, dtFltN, dtMoneyN, dtDateTimeN, dtDecimalN, dtNumericN, dtDecimal, dtNumeric:
-		n, err := r.byte()
-		if err != nil {
-			return bad("%v", err)
-		}
-		ti.Size = int(n)
-		ok := map[dataType]func(int) bool{
-			dtGUID:      func(n int) bool { return n == 16 },
-			dtIntN:      func(n int) bool { return n == 1 || n == 2 || n == 4 || n == 8 },
-			dtBitN:      func(n int) bool { return n == 1 },
-			dtFltN:      func(n int) bool { return n == 4 || n == 8 },
-			dtMoneyN:    func(n int) bool { return n == 4 || n == 8 },
-			dtDateTimeN: func(n int) bool { return n == 4 || n == 8 },
-			dtDecimalN:  func(n int) bool { return n == 5 || n == 9 || n == 13 || n == 17 },
-			dtNumericN:  func(n int) bool { return n == 5 || n == 9 || n == 13 || n == 17 },
-			dtDecimal:   func(n int) bool { return n == 5 || n == 9 || n == 13 || n == 17 },
-			dtNumeric:   func(n int) bool { return n == 5 || n == 9 || n == 13 || n == 17 },
-		}[ti.Type]
-		if !ok(ti.Size) {
-			return bad("length %d not valid for the type", ti.Size)
-		}
-		if ti.Type == dtDecimalN || ti.Type == dtNumericN || ti.Type == dtDecimal || ti.Type == dtNumeric {
-			p, err := r.byte()
-			if err != nil {
-				return bad("%v", err)
-			}
-			s, err := r.byte()
-			if err != nil {
-				return bad("%v", err)
-			}
-			if p < 1 || p > 38 || s > p {
-				return bad("precision %d scale %d, want 1 <= precision <= 38, scale <= precision", p, s)
-			}
-			if decimalBytes(p) > ti.Size {
-				return bad("length %d too small for precision %d", ti.Size, p)
-			}
-			ti.Prec, ti.Scale = p, s
-		}
-		return ti, nil
+		err = readByteLenType(r, &ti)
 	case dtBigVarBinary, dtBigVarChar, dtBigBinary, dtBigChar, dtNVarChar, dtNChar:
-		n, err := r.uint16()
-		if err != nil {
-			return bad("%v", err)
-		}
-		ti.Size = int(n)
-		varType := ti.Type == dtBigVarBinary || ti.Type == dtBigVarChar || ti.Type == dtNVarChar
-		switch {
-		case ti.Size == plpMaxLen && varType:
-		case ti.Size > maxVarLen:
-			return bad("length %d, want at most %d or 0xFFFF (max) for variable types", ti.Size, maxVarLen)
-		case (ti.Type == dtNVarChar || ti.Type == dtNChar) && ti.Size%2 != 0:
-			return bad("odd length %d for a UTF-16 type", ti.Size)
-		}
-		if ti.Type != dtBigVarBinary && ti.Type != dtBigBinary {
-			c, err := r.bytes(5)
-			if err != nil {
-				return bad("collation: %v", err)
-			}
-			copy(ti.Collation[:], c)
-		}
-		return ti, nil
+		err = readUShortLenType(r, &ti)
 	case dtChar, dtVarChar, dtBinary, dtVarBinary:
 		// BYTELEN maximum length, no collation (MS-TDS 2.2.5.6: COLLATION is for the BIG and
 		// N types and text/ntext only).
-		n, err := r.byte()
-		if err != nil {
-			return bad("%v", err)
-		}
+		var n byte
+		n, err = r.byte()
 		ti.Size = int(n)
-		return ti, nil
 	case dtText, dtNText, dtImage:
-		n, err := r.uint32()
-		if err != nil {
-			return bad("%v", err)
-		}
-		if n > maxLongLen {
-			return bad("length %d, want at most %d", n, maxLongLen)
-		}
-		ti.Size = int(n)
-		if ti.Type != dtImage {
-			c, err := r.bytes(5)
-			if err != nil {
-				return bad("collation: %v", err)
-			}
-			copy(ti.Collation[:], c)
-		}
-		return ti, nil
+		err = readLongLenType(r, &ti)
+	default:
+		err = fmt.Errorf("data type 0x%02X is not supported by tdstest", b)
 	}
-	return bad("data type 0x%02X is not supported by tdstest", b)
+	if err != nil {
+		return typeInfo{}, fmt.Errorf("TYPE_INFO %v at offset %d: %w", ti.Type, at, err)
+	}
+	return ti, nil
+}
+
+// readScale reads the scale of TIMEN, DATETIME2N and DATETIMEOFFSETN into ti.
+func readScale(r *wireReader, ti *typeInfo) error {
+	s, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if s > 7 {
+		return fmt.Errorf("scale %d, want 0..7", s)
+	}
+	ti.Scale = s
+	return nil
+}
+
+// byteLenSizes are the lengths each BYTELEN type of readByteLenType accepts.
+var byteLenSizes = map[dataType]func(int) bool{
+	dtGUID:      func(n int) bool { return n == 16 },
+	dtIntN:      func(n int) bool { return n == 1 || n == 2 || n == 4 || n == 8 },
+	dtBitN:      func(n int) bool { return n == 1 },
+	dtFltN:      func(n int) bool { return n == 4 || n == 8 },
+	dtMoneyN:    func(n int) bool { return n == 4 || n == 8 },
+	dtDateTimeN: func(n int) bool { return n == 4 || n == 8 },
+	dtDecimalN:  decimalSize,
+	dtNumericN:  decimalSize,
+	dtDecimal:   decimalSize,
+	dtNumeric:   decimalSize,
+}
+
+func decimalSize(n int) bool { return n == 5 || n == 9 || n == 13 || n == 17 }
+
+// readByteLenType reads the length byte of a nullable fixed type, GUID or decimal into ti, and
+// the precision and scale of the decimal types.
+func readByteLenType(r *wireReader, ti *typeInfo) error {
+	n, err := r.byte()
+	if err != nil {
+		return err
+	}
+	ti.Size = int(n)
+	if !byteLenSizes[ti.Type](ti.Size) {
+		return fmt.Errorf("length %d not valid for the type", ti.Size)
+	}
+	switch ti.Type {
+	case dtDecimalN, dtNumericN, dtDecimal, dtNumeric:
+	default:
+		return nil
+	}
+	p, err := r.byte()
+	if err != nil {
+		return err
+	}
+	sc, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if p < 1 || p > 38 || sc > p {
+		return fmt.Errorf("precision %d scale %d, want 1 <= precision <= 38, scale <= precision", p, sc)
+	}
+	if decimalBytes(p) > ti.Size {
+		return fmt.Errorf("length %d too small for precision %d", ti.Size, p)
+	}
+	ti.Prec, ti.Scale = p, sc
+	return nil
+}
+
+// readUShortLenType reads the USHORTLEN maximum length of a BIG or N type into ti, and the
+// collation of the character types.
+func readUShortLenType(r *wireReader, ti *typeInfo) error {
+	n, err := r.uint16()
+	if err != nil {
+		return err
+	}
+	ti.Size = int(n)
+	varType := ti.Type == dtBigVarBinary || ti.Type == dtBigVarChar || ti.Type == dtNVarChar
+	switch {
+	case ti.Size == plpMaxLen && varType:
+	case ti.Size > maxVarLen:
+		return fmt.Errorf("length %d, want at most %d or 0xFFFF (max) for variable types", ti.Size, maxVarLen)
+	case (ti.Type == dtNVarChar || ti.Type == dtNChar) && ti.Size%2 != 0:
+		return fmt.Errorf("odd length %d for a UTF-16 type", ti.Size)
+	}
+	if ti.Type == dtBigVarBinary || ti.Type == dtBigBinary {
+		return nil
+	}
+	return readCollation(r, ti)
+}
+
+// readLongLenType reads the LONGLEN maximum length of text, ntext or image into ti, and the
+// collation of text and ntext.
+func readLongLenType(r *wireReader, ti *typeInfo) error {
+	n, err := r.uint32()
+	if err != nil {
+		return err
+	}
+	if n > maxLongLen {
+		return fmt.Errorf("length %d, want at most %d", n, maxLongLen)
+	}
+	ti.Size = int(n)
+	if ti.Type == dtImage {
+		return nil
+	}
+	return readCollation(r, ti)
+}
+
+func readCollation(r *wireReader, ti *typeInfo) error {
+	c, err := r.bytes(5)
+	if err != nil {
+		return fmt.Errorf("collation: %w", err)
+	}
+	copy(ti.Collation[:], c)
+	return nil
 }
 
 // appendTypeInfo appends ti as TYPE_INFO.

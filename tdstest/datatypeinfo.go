@@ -139,9 +139,13 @@ func (p *parser) dataTypeInfo() (statement, error) {
 	return statement{kind: stmtDataTypeInfo, typeRows: rows}, p.endOfStatement()
 }
 
-// writeDataTypeInfo writes the result of sp_datatype_info_100 as SQL Server does for a procedure:
+// runDataTypeInfo writes the result of sp_datatype_info_100 as SQL Server does for a procedure:
 // COLMETADATA, the rows, DONEINPROC with the count, RETURNSTATUS 0, DONEPROC with status.
-func (c *conn) writeDataTypeInfo(rows []typeInfoRow, status uint16) error {
+// @@ROWCOUNT becomes the rows of the procedure's SELECT, its last statement, which EXECUTE
+// preserves.
+func (c *conn) runDataTypeInfo(st *statement, status uint16) error {
+	rows := st.typeRows
+	c.rowCount = int64(len(rows))
 	b := c.appendColMetadata(c.scratch[:0], typeInfoColumns)
 	for _, r := range rows {
 		b = append(b, tokenRow)
@@ -156,7 +160,5 @@ func (c *conn) writeDataTypeInfo(rows []typeInfoRow, status uint16) error {
 	b = c.appendDoneToken(b, tokenDoneInProc, done, curCmdSelect, uint64(len(rows)))
 	b = append(b, tokenReturnStatus, 0, 0, 0, 0)
 	b = c.appendDoneToken(b, tokenDoneProc, status, curCmdExecute, 0)
-	c.scratch = b[:0]
-	_, err := c.out.Write(b)
-	return err
+	return c.emit(b)
 }

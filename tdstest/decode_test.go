@@ -167,7 +167,7 @@ func TestParseStatementsContract(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			st, err := parseStatements(tc.text, sessionInfo{}, tc.vars)
+			st, err := parseStatements(tc.text, tc.vars)
 			if tc.wantNumber == 0 {
 				if err != nil || st[0].kind != tc.kind {
 					t.Fatalf("got %+v, %v", st, err)
@@ -279,12 +279,12 @@ func FuzzParseRPC(f *testing.F) {
 			t.Fatalf("%d value bytes from a %d-byte message", n, len(b))
 		}
 		if text, vars, err := executeSQLArgs(req); err == nil {
-			_, _ = parseStatements(text, sessionInfo{}, vars)
+			_, _ = parseStatements(text, vars)
 		}
 		if len(req.Params) >= 3 { // as sp_prepexec: @handle, @params, @stmt, values
 			p := preparedStmt{params: req.Params[1], stmt: req.Params[2]}
 			if text, vars, err := executeSQLArgs(p.request(req.Params[3:])); err == nil {
-				_, _ = parseStatements(text, sessionInfo{}, vars)
+				_, _ = parseStatements(text, vars)
 			}
 		}
 	})

@@ -24,20 +24,15 @@
 // BYTELEN CHARTYPE, VARCHARTYPE, BINARYTYPE, VARBINARYTYPE, DECIMALTYPE and NUMERICTYPE (echoed
 // as their BIG, N or ...N types, as SQL Server returns such variables); go-mssqldb's nil
 // (NULLTYPE) takes the type declared in @params. Statements, several per request allowed, each
-// with its own result or DONE:
+// with its own result or DONE, run in order against the connection's session: each sees what the
+// ones before it did, in the same request too (USE, SET, transactions, temporary tables,
+// @@ROWCOUNT, @@ERROR):
 //
 //   - SELECT <item>, ...: one row. An item is an integer literal, N'<text>', a parameter @name
 //     (returned as sent: its TYPE_INFO, nullable, and its value byte for byte, text, ntext and
 //     image with the text pointer and timestamp of a ROW; column names empty, as SQL Server
 //     gives them), DATALENGTH(@name) (bigint for (max) types, int otherwise, NULL for NULL),
-//     one of the @@ variables and system functions drivers and tools read on connect, with SQL
-//     Server's types: @@SPID (smallint, the SPID of the packet headers), @@TRANCOUNT (int),
-//     @@MAX_PRECISION (tinyint 38), @@DATEFIRST (tinyint 7), @@LANGID (smallint 0),
-//     @@LOCK_TIMEOUT (int -1), @@MICROSOFTVERSION (int), @@VERSION (nvarchar(300)),
-//     @@SERVERNAME, @@SERVICENAME, @@LANGUAGE ('us_english'), DB_NAME() (the database as USE
-//     changed it), SUSER_SNAME(), SUSER_NAME() and SYSTEM_USER (the login's user name),
-//     USER_NAME(), SCHEMA_NAME(), CURRENT_USER, SESSION_USER and USER ('dbo'), HOST_NAME() and
-//     APP_NAME() (from LOGIN7), all sysname (nvarchar(128)) but @@VERSION;
+//     one of the system variables and functions listed below,
 //     SERVERPROPERTY('<name>') (sql_variant: ProductVersion '16.0.1000.6' as LOGINACK and
 //     @@VERSION say, ProductMajorVersion, ProductMinorVersion, ProductBuild, ProductLevel 'RTM',
 //     Edition 'Developer Edition (64-bit)', EngineEdition int 3, ServerName, MachineName,
@@ -71,14 +66,46 @@
 //     (results carry metadata only), any other SET statement (accepted, no effect), USE <db>.
 //   - BEGIN TRAN[SACTION], COMMIT [TRAN[SACTION]|WORK], ROLLBACK [...], and the transaction
 //     manager requests of database/sql drivers (begin, commit, rollback), answered with the
-//     ENVCHANGE tokens 8, 9 and 10. A request whose ALL_HEADERS names another transaction than the
+//     ENVCHANGE tokens 8, 9 and 10. A BEGIN inside a transaction nests (@@TRANCOUNT 2, ...), a
+//     COMMIT leaves one level, and the outermost COMMIT or any ROLLBACK ends the transaction. A request whose ALL_HEADERS names another transaction than the
 //     open one is refused.
 //   - WAITFOR DELAY 'hh:mm[:ss[.fff]]'.
 //   - [EXEC] sp_datatype_info_100 <ODBC type> [, <ODBC version>] (and sp_datatype_info), which ODBC
-//     drivers send for SQLGetTypeInfo: SQL Server's rows (20 columns) for bigint, varbinary,
+//     drivers send for SQLGetTypeInfo: SQL Server's rows, with all its columns, for bigint, varbinary,
 //     nvarchar, sysname, int, varchar, datetime, smalldatetime and datetime2 (ODBC types -5, -3,
 //     -9, 4, 12, 93; 0 for all), as a procedure's result (DONEINPROC, RETURNSTATUS, DONEPROC).
 //     pyodbc sizes its parameters by this answer.
+//
+// # System variables and functions
+//
+// A select list may read these @@ variables and system functions, with the types SQL Server gives
+// them. Each is computed from the session when its statement runs, so that, for example,
+// BEGIN TRAN; SELECT @@TRANCOUNT gives 1 and USE tempdb; SELECT DB_NAME() gives tempdb:
+//
+//   - @@SPID smallint: the SPID of the packet headers
+//   - @@TRANCOUNT int: the nesting of open transactions (BEGIN TRAN adds one, COMMIT removes one, ROLLBACK ends all)
+//   - @@ROWCOUNT int: the rows the previous statement returned or loaded (1 for a list of values), 0 after one that returns none or failed
+//   - @@ERROR int: the number of the error the previous statement failed with, 0 after a success
+//   - @@MICROSOFTVERSION int: 16.0.1000 encoded as SQL Server does
+//   - @@MAX_PRECISION tinyint: 38
+//   - @@DATEFIRST tinyint: 7
+//   - @@LANGID smallint: 0
+//   - @@LOCK_TIMEOUT int: -1
+//   - @@VERSION nvarchar(300): the server's version text, with ProductVersion
+//   - @@SERVERNAME sysname: 'TDSTEST'
+//   - @@SERVICENAME sysname: 'MSSQLSERVER'
+//   - @@LANGUAGE sysname: 'us_english'
+//   - DB_NAME() sysname: the current database, as the login and USE set it
+//   - SUSER_SNAME() sysname: the login's user name
+//   - SUSER_NAME() sysname: the login's user name
+//   - SYSTEM_USER sysname: the login's user name
+//   - USER_NAME() sysname: 'dbo'
+//   - SCHEMA_NAME() sysname: 'dbo'
+//   - CURRENT_USER sysname: 'dbo'
+//   - SESSION_USER sysname: 'dbo'
+//   - USER sysname: 'dbo'
+//   - HOST_NAME() sysname: LOGIN7's HostName
+//   - APP_NAME() sysname: LOGIN7's AppName
 //
 // A request other than a bulk load is at most 4 MiB; a bulk load is decoded as it arrives, in
 // constant memory. A result streams to its end: an ATTENTION that arrives meanwhile is answered
@@ -125,7 +152,8 @@
 // 0x71000001; 7.2 and later as sent; 7.4 for TDS 8.0). TDS 7.0 and 7.1 connections get the token
 // layout of those versions (16-bit UserType, 32-bit DONE row counts and line numbers, batches
 // without ALL_HEADERS, no collation at 7.0) and SQL batches only: RPC and transaction manager
-// requests, and (max) values, need TDS 7.2 and get an ERROR.
+// requests need TDS 7.2 and get an ERROR. A (max) column reaches them as SQL Server sends it
+// (MS-TDS 2.2.5.4.3): nvarchar(max) as ntext, varchar(max) as text, varbinary(max) as image.
 //
 // MS-TDS 3.3.5.1 expects PRELOGIN (or a TLS ClientHello) as the first message; legacy clients
 // (FreeTDS with tds version 7.0, for example) send LOGIN7 first, and SQL Server accepts them. Such a client cannot negotiate encryption, so

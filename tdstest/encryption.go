@@ -27,7 +27,7 @@ const (
 	EncryptStrict
 )
 
-var encryptionNames = [...]string{"ON", "OFF", "NOT_SUP", "STRICT"}
+var encryptionNames = [...]string{EncryptOn: "ON", EncryptOff: "OFF", EncryptNotSup: "NOT_SUP", EncryptStrict: "STRICT"}
 
 // String returns "ON", "OFF", "NOT_SUP" or "STRICT".
 func (e Encryption) String() string {

@@ -31,80 +31,97 @@ func (c *conn) rpc(payload []byte) error {
 	if kind == procOther {
 		return c.refuse(fmt.Sprintf("tdstest: RPC %s is not supported: tdstest runs sp_executesql, sp_prepexec, sp_execute and sp_unprepare only", req.procLabel()))
 	}
-	var (
-		text      string
-		vars      map[string]*rpcParam
-		perr      error
-		handle    int32
-		hasHandle bool
-	)
-	switch kind {
-	case procExecuteSQL:
-		text, vars, perr = executeSQLArgs(req)
-	case procPrepExec:
-		text, vars, handle, perr = c.prepExec(req)
-		hasHandle = perr == nil
-	case procExecute:
-		text, vars, perr = c.execute(req)
-	case procUnprepare:
-		perr = c.unprepare(req)
-	}
-	var stmts []statement
-	if perr == nil && kind != procUnprepare {
-		stmts, perr = parseStatements(text, c.sessionInfo(), vars)
-		if perr != nil && hasHandle {
-			// A statement that does not compile is not prepared.
-			delete(c.prepared, handle)
-			hasHandle = false
-		}
-	}
+	call, perr := c.rpcCall(req, kind)
 	if perr == nil {
 		if refused, err := c.resultFault(); refused {
 			return err
 		}
 	}
+	if err := c.answerRPC(call, perr); err != nil {
+		return fmt.Errorf("write response: %w", err)
+	}
+	c.sink.disarm()
+	return c.flush()
+}
+
+// rpcCall is what an RPC asks to run.
+type rpcCall struct {
+	text      string // the statement text (empty for sp_unprepare)
+	stmts     []statement
+	handle    int32 // sp_prepexec: the new handle, returned when hasHandle
+	hasHandle bool
+}
+
+// rpcCall checks the arguments of the procedure and parses its statement. A statement that does
+// not compile is not prepared.
+func (c *conn) rpcCall(req *rpcRequest, kind procKind) (call rpcCall, err error) {
+	var vars map[string]*rpcParam
+	switch kind {
+	case procExecuteSQL:
+		call.text, vars, err = executeSQLArgs(req)
+	case procPrepExec:
+		call.text, vars, call.handle, err = c.prepExec(req)
+		call.hasHandle = err == nil
+	case procExecute:
+		call.text, vars, err = c.execute(req)
+	case procUnprepare:
+		return call, c.unprepare(req)
+	}
+	if err != nil {
+		return call, err
+	}
+	if call.stmts, err = parseStatements(call.text, vars); err != nil && call.hasHandle {
+		delete(c.prepared, call.handle)
+		call.hasHandle = false
+	}
+	return call, err
+}
+
+// answerRPC writes the response to an RPC as one message: the statements' tokens inside the
+// procedure (DONEINPROC), or the ERROR of a refused call, then the procedure's end. The error
+// is a write error.
+func (c *conn) answerRPC(call rpcCall, perr error) error {
 	c.out.BeginMessage(tds.TypeTabularResult, 0)
 	b := c.takeResetAck(c.scratch[:0])
 	end := runDone
 	if perr != nil {
 		end = runFailed
-		c.logf("refused sp_executesql %q: %v", shorten(text), perr)
-		b = c.appendErrorFor(b, perr)
+		c.logf("refused sp_executesql %q: %v", shorten(call.text), perr)
+		b = c.appendRefusal(b, perr)
 	}
-	if _, err := c.out.Write(b); err != nil {
-		return fmt.Errorf("write response: %w", err)
+	if err := c.emit(b); err != nil {
+		return err
 	}
 	if end == runDone {
 		c.inProc = true
-		end, err = c.runStatements(stmts)
+		var err error
+		end, err = c.runStatements(call.stmts)
 		c.inProc = false
 		if err != nil {
-			return fmt.Errorf("write response: %w", err)
+			return err
 		}
 	}
 	if end != runAttention {
-		b = c.scratch[:0]
-		status := uint16(doneFinal)
-		if end == runFailed {
-			status = doneError
-		} else {
-			b = append(b, tokenReturnStatus, 0, 0, 0, 0)
-		}
-		if hasHandle {
-			// Output parameters follow RETURNSTATUS, before DONEPROC.
-			b = appendReturnValue(b, 0, "@handle", handle)
-		}
-		b = c.appendDoneToken(b, tokenDoneProc, status, curCmdExecute, 0)
-		c.scratch = b[:0]
-		if _, err := c.out.Write(b); err != nil {
-			return fmt.Errorf("write response: %w", err)
+		if err := c.emit(c.appendProcEnd(c.scratch[:0], end, call)); err != nil {
+			return err
 		}
 	}
-	if err := c.out.EndMessage(); err != nil {
-		return fmt.Errorf("write response: %w", err)
+	return c.out.EndMessage()
+}
+
+// appendProcEnd appends what ends a procedure's response: RETURNSTATUS 0 unless it failed,
+// sp_prepexec's @handle output parameter (after RETURNSTATUS), and DONEPROC.
+func (c *conn) appendProcEnd(b []byte, end runEnd, call rpcCall) []byte {
+	status := uint16(doneFinal)
+	if end == runFailed {
+		status = doneError
+	} else {
+		b = append(b, tokenReturnStatus, 0, 0, 0, 0)
 	}
-	c.sink.disarm()
-	return c.flush()
+	if call.hasHandle {
+		b = appendReturnValue(b, 0, "@handle", call.handle)
+	}
+	return c.appendDoneToken(b, tokenDoneProc, status, curCmdExecute, 0)
 }
 
 // curCmdExecute is the DONEPROC CurCmd of an EXECUTE.
@@ -125,9 +142,8 @@ func executeSQLArgs(req *rpcRequest) (string, map[string]*rpcParam, error) {
 			Msg: "Procedure expects parameter '@statement' of type 'ntext/nchar/nvarchar'."}
 	}
 	text := decodeUCS2(stmt.Val.Data)
-	vars := map[string]*rpcParam{}
 	if len(req.Params) == 1 {
-		return text, vars, nil
+		return text, map[string]*rpcParam{}, nil
 	}
 	pp := req.Params[1]
 	if !isUnicodeText(pp.TI.Type) {
@@ -141,28 +157,9 @@ func executeSQLArgs(req *rpcRequest) (string, map[string]*rpcParam, error) {
 			return "", nil, fmt.Errorf("sp_executesql @params: %w", err)
 		}
 	}
-	byName := map[string]int{}
-	for i, d := range decls {
-		byName[strings.ToLower(d.Name)] = i
-	}
-	for i := range req.Params[2:] {
-		p := &req.Params[2+i]
-		k := i
-		if p.Name != "" {
-			var ok bool
-			if k, ok = byName[strings.ToLower(p.Name)]; !ok {
-				return "", nil, &sqlError{Number: 8145, State: 2, Class: 16,
-					Msg: fmt.Sprintf("%s is not a parameter for procedure sp_executesql.", p.Name)}
-			}
-		} else if k >= len(decls) {
-			return "", nil, &sqlError{Number: 8144, State: 2, Class: 16,
-				Msg: "Procedure or function sp_executesql has too many arguments specified."}
-		}
-		d := decls[k]
-		if p.TI.Type == dtNull {
-			p.TI = d.TI
-		}
-		vars[strings.ToLower(strings.TrimPrefix(d.Name, "@"))] = p
+	vars, err := bindParams(decls, req.Params[2:])
+	if err != nil {
+		return "", nil, err
 	}
 	for _, d := range decls {
 		if _, ok := vars[strings.ToLower(strings.TrimPrefix(d.Name, "@"))]; !ok {
@@ -171,6 +168,37 @@ func executeSQLArgs(req *rpcRequest) (string, map[string]*rpcParam, error) {
 		}
 	}
 	return text, vars, nil
+}
+
+// bindParams gives each value of an sp_executesql call (after @stmt and @params) the parameter of
+// decls it names, or the one at its position when it is unnamed, as SQL Server does; a NULL sent
+// as NULLTYPE takes the declared type. The result is keyed by lower-case name without @.
+func bindParams(decls []declParam, params []rpcParam) (map[string]*rpcParam, error) {
+	vars := map[string]*rpcParam{}
+	byName := map[string]int{}
+	for i, d := range decls {
+		byName[strings.ToLower(d.Name)] = i
+	}
+	for i := range params {
+		p := &params[i]
+		k := i
+		if p.Name != "" {
+			var ok bool
+			if k, ok = byName[strings.ToLower(p.Name)]; !ok {
+				return nil, &sqlError{Number: 8145, State: 2, Class: 16,
+					Msg: fmt.Sprintf("%s is not a parameter for procedure sp_executesql.", p.Name)}
+			}
+		} else if k >= len(decls) {
+			return nil, &sqlError{Number: 8144, State: 2, Class: 16,
+				Msg: "Procedure or function sp_executesql has too many arguments specified."}
+		}
+		d := decls[k]
+		if p.TI.Type == dtNull {
+			p.TI = d.TI
+		}
+		vars[strings.ToLower(strings.TrimPrefix(d.Name, "@"))] = p
+	}
+	return vars, nil
 }
 
 // isUnicodeText reports whether t is a type SQL Server takes for sp_executesql's @stmt and

@@ -29,11 +29,12 @@ const (
 	// response of a single packet is not affected.
 	PhaseResult
 	// PhaseIdle: a response (the login response, or a request's) has been sent in full and the
-	// server is about to wait for the next request, as on a pooled connection. ActionClose and
-	// ActionReset close the connection at once, while the client idles (a server, load
-	// balancer or NAT dropping an idle connection); ActionError sends an unsolicited ERROR
-	// (596, class 21, as SQL Server's KILL does) in a message of its own and then goes on
-	// serving the connection. Reached once per response: use Hook to pick which.
+	// server is about to wait for the next request, as on a pooled connection. ActionClose,
+	// ActionCloseNotify and ActionReset close the connection at once, while the client idles
+	// (a server, load balancer or NAT dropping an idle connection); ActionError sends an
+	// unsolicited ERROR (596, class 21) in a message of its own and then closes the connection
+	// (FIN), as SQL Server does to a session KILL ends. Reached once per response: use Hook to
+	// pick which.
 	PhaseIdle
 )
 
@@ -72,9 +73,31 @@ const (
 	// PhaseResult the batch gets ERROR 50000 and the connection stays usable; at PhaseIdle see
 	// there. At PhasePrelogin and PhaseHandshake it closes the connection.
 	ActionError
+	// ActionCloseNotify ends the TLS session the way TLS stacks do it (OpenSSL's SSL_shutdown):
+	// a close_notify alert, then FIN, so that a record lies unread in front of the close. Where
+	// the connection has no TLS session at that point (no encryption, login-only encryption
+	// after the login) it is ActionClose.
+	ActionCloseNotify
+	// ActionEarlyError, at PhaseQuery, answers the batch the way SQL Server answers one whose
+	// first statement fails and whose later statements PRINT: after earlyErrorDelay, ERROR
+	// 50000 and a DONE with the error and more bits, then INFO messages over earlyErrorPackets
+	// packets, then the final DONE. go-mssqldb returns the error at the first DONE while its
+	// reader goroutine still reads the rest, so the client's next request is written while
+	// that response is unread. The connection stays usable. At other phases it does nothing.
+	ActionEarlyError
 )
 
-var actionNames = [...]string{"none", "close", "reset", "stall", "wrong-type", "bad-length", "error"}
+var actionNames = [...]string{
+	ActionNone:        "none",
+	ActionClose:       "close",
+	ActionReset:       "reset",
+	ActionStall:       "stall",
+	ActionWrongType:   "wrong-type",
+	ActionBadLength:   "bad-length",
+	ActionError:       "error",
+	ActionCloseNotify: "close-notify",
+	ActionEarlyError:  "early-error",
+}
 
 // String returns the lower-case name of the action.
 func (a Action) String() string {
@@ -107,10 +130,10 @@ type Faults struct {
 }
 
 func (f *Faults) validate() error {
-	if f.At > PhaseIdle {
+	if int(f.At) >= len(phaseNames) {
 		return fmt.Errorf("tdstest: Faults.At: unknown %v", f.At)
 	}
-	if f.Action > ActionError {
+	if int(f.Action) >= len(actionNames) {
 		return fmt.Errorf("tdstest: Faults.Action: unknown %v", f.Action)
 	}
 	if f.Conn < 0 || f.Times < 0 {

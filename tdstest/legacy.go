@@ -26,8 +26,10 @@ func (c *conn) appendColMetadata(dst []byte, cols []column) []byte {
 	return appendColMetadataFor(dst, c.tokenVersion(), cols)
 }
 
-// appendErrorFor appends the ERROR token for a refused request: SQL Server's number for a
-// *sqlError, 50000 otherwise.
-func (c *conn) appendErrorFor(dst []byte, err error) []byte {
-	return c.appendMessage(dst, tokenError, errorMessage(err))
+// appendRefusal appends the ERROR token for a request refused as a whole (SQL Server's number
+// for a *sqlError, 50000 otherwise) and records its number as @@ERROR.
+func (c *conn) appendRefusal(dst []byte, err error) []byte {
+	msg := errorMessage(err)
+	c.lastError = msg.Number
+	return c.appendMessage(dst, tokenError, msg)
 }

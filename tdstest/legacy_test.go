@@ -95,24 +95,14 @@ func TestLoginLegacyVersions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := cat([]byte{tokenColMetadata}, le16(1), le32(0), le16(0), []byte{typeInt4, 0}, // UserType u32, Flags, INT4, no name
+			want := cat([]byte{tokenColMetadata}, le16(1), le32(0), le16(0), []byte{byte(dtInt4), 0}, // UserType u32, Flags, INT4, no name
 				[]byte{tokenRow}, le32(1), []byte{tokenDone}, le16(doneCount), le16(curCmdSelect), le64(1))
 			if legacy {
-				want = cat([]byte{tokenColMetadata}, le16(1), le16(0), le16(0), []byte{typeInt4, 0}, // UserType u16
+				want = cat([]byte{tokenColMetadata}, le16(1), le16(0), le16(0), []byte{byte(dtInt4), 0}, // UserType u16
 					[]byte{tokenRow}, le32(1), []byte{tokenDone}, le16(doneCount), le16(curCmdSelect), le32(1))
 			}
 			if !bytes.Equal(resp, want) {
 				t.Fatalf("SELECT 1:\n got %x\nwant %x", resp, want)
-			}
-			if legacy {
-				// Large values (PLP) need TDS 7.2: a clear error, then the connection goes on.
-				resp, err = c.roundTrip(tds.TypeSQLBatch, appendUCS2(nil, "SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 3)"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Contains(resp, appendUCS2(nil, "need TDS 7.2 or later")) || resp[len(resp)-9] != tokenDone {
-					t.Fatalf("(max) at TDS %s: %x", tc.name, resp)
-				}
 			}
 			log.wantMode(t, modeNone.String(), 4096)
 			if !strings.Contains(log.String(), "LOGIN7 without PRELOGIN: no encryption") {
@@ -176,6 +166,16 @@ func (c *plainClient) expectClosedPlain() {
 	}
 }
 
+// hasLine reports whether out has a line that is want once trimmed.
+func hasLine(out, want string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.TrimSpace(l) == want {
+			return true
+		}
+	}
+	return false
+}
+
 // TestFreeTDSLegacyVersions runs FreeTDS tsql with tds version 7.0 and 7.1 (without encryption,
 // which those versions of FreeTDS do not negotiate).
 func TestFreeTDSLegacyVersions(t *testing.T) {
@@ -191,10 +191,14 @@ func TestFreeTDSLegacyVersions(t *testing.T) {
 			}
 			cmd := exec.CommandContext(toolContext(t), tsql, "-S", "tdstest", "-U", s.Config.user(), "-P", s.Config.password())
 			cmd.Env = append(os.Environ(), "FREETDSCONF="+conf)
-			cmd.Stdin = strings.NewReader("SELECT 42\ngo\nSELECT N'héllo'\ngo\nexit\n")
+			// The (max) value reaches these versions as ntext (longtypes.go).
+			cmd.Stdin = strings.NewReader("SELECT 42\ngo\nSELECT N'héllo'\ngo\n" + queryBig + "\ngo\nexit\n")
 			out := runTool(t, cmd)
 			if !strings.Contains(out, "42") || !strings.Contains(out, "héllo") {
 				t.Fatalf("tsql output:\n%.1000s", out)
+			}
+			if !hasLine(out, strings.Repeat("x", bigLen)) {
+				t.Fatalf("tsql output lacks the %d-character ntext value:\n%.1000s", bigLen, out)
 			}
 			want := map[string]string{"7.0": "TDS 0x70000000", "7.1": "TDS 0x71"}[version]
 			if !strings.Contains(log.String(), want) {

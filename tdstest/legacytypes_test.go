@@ -3,6 +3,8 @@ package tdstest
 import (
 	"bytes"
 	"testing"
+
+	"github.com/tdsbridge/tdsbridge/tds"
 )
 
 // TestReadTypeInfoLegacy: the legacy TYPE_INFO forms of MS-TDS 2.2.5.4 decode, re-encode byte
@@ -94,5 +96,83 @@ func TestRPCLegacyEcho(t *testing.T) {
 		[]byte{tokenReturnStatus}, le32(0), []byte{tokenDoneProc}, le16(0), le16(curCmdExecute), le64(0))
 	if !bytes.Equal(resp, want) {
 		t.Fatalf("response\n%x\nwant\n%x", resp, want)
+	}
+}
+
+// TestMaxAsLongTypesBeforeTDS72: a login before TDS 7.2 gets (max) columns as SQL Server sends
+// them to it (MS-TDS 2.2.5.4.3): nvarchar(max) as ntext, varbinary(max) as image, with LONGLEN
+// lengths and an empty TableName in COLMETADATA and a text pointer and timestamp before each
+// value; at 7.0 without collation. A 7.2 login gets the same query as PLP.
+func TestMaxAsLongTypesBeforeTDS72(t *testing.T) {
+	const query = "SELECT REPLICATE(CAST(N'ab' AS nvarchar(max)), 3) AS v, " +
+		"CAST(REPLICATE(CAST('xy' AS varchar(max)), 2) AS varbinary(max)), REPLICATE(CAST(N'z' AS nvarchar(max)), 0)"
+	long := func(data []byte) []byte {
+		return cat([]byte{16}, textPointer[:], // TextPointer: B_VARBYTE of 16 bytes
+			make([]byte, 8),               // Timestamp
+			le32(uint32(len(data))), data) // LONGLEN length, data
+	}
+	row := cat([]byte{tokenRow}, long(appendUCS2(nil, "ababab")), long([]byte("xyxy")), long(nil))
+	meta := func(collation []byte) []byte {
+		return cat([]byte{tokenColMetadata}, le16(3),
+			le16(0), le16(colFlagNullable), []byte{0x63}, le32(0x7FFFFFFE), collation, // UserType u16, Flags, NTEXTTYPE, max length
+			le16(0), []byte{1, 'v', 0}, // TableName: empty US_VARCHAR; column name "v"
+			le16(0), le16(colFlagNullable), []byte{0x22}, le32(0x7FFFFFFF), // IMAGETYPE, max length, no collation
+			le16(0), []byte{0}, // TableName, no column name
+			le16(0), le16(colFlagNullable), []byte{0x63}, le32(0x7FFFFFFE), collation,
+			le16(0), []byte{0})
+	}
+	done := cat([]byte{tokenDone}, le16(doneCount), le16(curCmdSelect), le32(1)) // 32-bit row count
+	tests := []struct {
+		name    string
+		version uint32
+		want    []byte
+	}{
+		{"7.0", verTDS70, cat(meta(nil), row, done)},
+		{"7.1", verTDS71, cat(meta(serverCollation[:]), row, done)},
+		{"7.1 revision 1", verTDS71A, cat(meta(serverCollation[:]), row, done)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := startServer(t, Config{Encryption: EncryptNotSup})
+			c := dialPlain(t, s)
+			l := goodLogin7()
+			l.version = tc.version
+			if _, err := c.roundTrip(tds.TypeLogin7, encodeLogin7(l)); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := c.roundTrip(tds.TypeSQLBatch, appendUCS2(nil, query))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(resp, tc.want) {
+				t.Fatalf("response\n got %x\nwant %x", resp, tc.want)
+			}
+		})
+	}
+}
+
+// TestWriteLongRepeat: a long value larger than one chunk comes out whole, after its header.
+func TestWriteLongRepeat(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		unit []byte
+		n    int64
+	}{
+		{"empty", []byte("x"), 0},
+		{"one chunk", []byte("ab"), 7},
+		{"many chunks", []byte("abc"), 10_000},
+		{"unit above the chunk size", bytes.Repeat([]byte{7}, plpChunkTarget+1), 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var w bytes.Buffer
+			if err := writeLongRepeat(&w, tc.unit, tc.n); err != nil {
+				t.Fatal(err)
+			}
+			data := bytes.Repeat(tc.unit, int(tc.n))
+			want := cat([]byte{16}, textPointer[:], make([]byte, 8), le32(uint32(len(data))), data)
+			if !bytes.Equal(w.Bytes(), want) {
+				t.Fatalf("%d bytes, want %d", w.Len(), len(want))
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -301,5 +302,62 @@ func TestGoMSSQLDBResetConnection(t *testing.T) {
 	}
 	if name != "master" || n != 0 {
 		t.Fatalf("after reset: database %q, @@TRANCOUNT %d", name, n)
+	}
+}
+
+// resultSets runs a batch on conn and returns the first column of every row, per result set.
+func resultSets(ctx context.Context, conn *sql.Conn, batch string) ([][]any, error) {
+	rows, err := conn.QueryContext(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var sets [][]any
+	for {
+		var set []any
+		for rows.Next() {
+			var v any
+			if err := rows.Scan(&v); err != nil {
+				return nil, err
+			}
+			set = append(set, v)
+		}
+		sets = append(sets, set)
+		if !rows.NextResultSet() {
+			return sets, rows.Err()
+		}
+	}
+}
+
+// TestGoMSSQLDBBatchRunsInOrder: through go-mssqldb, a statement sees what the statements before
+// it in the same batch did to the session, as with SQL Server.
+func TestGoMSSQLDBBatchRunsInOrder(t *testing.T) {
+	s, _ := startServer(t, Config{})
+	db := openMSSQL(t, s.DSN("encrypt=true", "certificate="+s.CAFile(), "hostnameincertificate=localhost"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, step := range []struct {
+		batch string // run in this order on one connection
+		want  string
+	}{
+		{"BEGIN TRAN; SELECT @@TRANCOUNT", "[[1]]"},
+		{"BEGIN TRAN; SELECT @@TRANCOUNT; ROLLBACK; SELECT @@TRANCOUNT", "[[2] [0]]"},
+		{"USE tempdb; SELECT DB_NAME()", "[[tempdb]]"},
+		{"SELECT value FROM GENERATE_SERIES(CAST(1 AS bigint), CAST(3 AS bigint)); SELECT @@ROWCOUNT; " +
+			"SET NOCOUNT OFF; SELECT @@ROWCOUNT", "[[1 2 3] [3] [0]]"},
+		{"SELECT N'a' AS x; SELECT @@ROWCOUNT", "[[a] [1]]"},
+	} {
+		sets, err := resultSets(ctx, conn, step.batch)
+		if err != nil {
+			t.Fatalf("%s: %v", step.batch, err)
+		}
+		if got := fmt.Sprint(sets); got != step.want {
+			t.Errorf("%s: %s, want %s", step.batch, got, step.want)
+		}
 	}
 }

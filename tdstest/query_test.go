@@ -8,7 +8,7 @@ import (
 )
 
 func TestParseBatch(t *testing.T) {
-	sess := sessionInfo{spid: 57, database: "master"}
+	sess := newSession(57)
 	tedious := "set textsize 2147483647\nset quoted_identifier on\nset arithabort off\nset numeric_roundabort off\n" +
 		"set ansi_warnings on\nset ansi_padding on\nset ansi_nulls on\nset concat_null_yields_null on\n" +
 		"set cursor_close_on_commit off\nset implicit_transactions off\nset language us_english\n" +
@@ -19,20 +19,20 @@ func TestParseBatch(t *testing.T) {
 		check func(t *testing.T, st []statement)
 	}{
 		"select 1": {batch: "SELECT 1", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
-			if v := st[0].vals[0]; v.col.Type != typeInt4 || v.i != 1 || v.col.Name != "" {
+			if v := st[0].vals[0]; v.col.TI.Type != dtInt4 || !v.col.NotNull || leInt(v.sv.Data) != 1 || v.col.Name != "" {
 				t.Errorf("value %+v", v)
 			}
 		}},
 		"lower case, spaces, semicolon": {batch: "  select\t1 ;", want: []stmtKind{stmtSelect}},
 		"negative and alias": {batch: "SELECT -42 AS answer, 7 seven", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
 			v := st[0].vals
-			if len(v) != 2 || v[0].i != -42 || v[0].col.Name != "answer" || v[1].i != 7 || v[1].col.Name != "seven" {
+			if len(v) != 2 || leInt(v[0].sv.Data) != -42 || v[0].col.Name != "answer" || leInt(v[1].sv.Data) != 7 || v[1].col.Name != "seven" {
 				t.Errorf("values %+v", v)
 			}
 		}},
 		"nvarchar max": {batch: "SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 524288)", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
 			v := st[0].vals[0]
-			if v.col.Type != typeNVarChar || v.col.MaxLen != plpMaxLen || string(v.unit) != "x\x00" || v.n != 524288 {
+			if v.col.TI.Type != dtNVarChar || !v.col.TI.isPLP() || string(v.unit) != "x\x00" || v.n != 524288 {
 				t.Errorf("value %+v", v)
 			}
 		}},
@@ -44,12 +44,12 @@ func TestParseBatch(t *testing.T) {
 		}},
 		"varbinary max": {batch: "SELECT CAST(REPLICATE(CAST('ab' AS varchar(max)), 10) AS varbinary(max))", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
 			v := st[0].vals[0]
-			if v.col.Type != typeBigVarBinary || string(v.unit) != "ab" || v.n != 10 {
+			if v.col.TI.Type != dtBigVarBinary || !v.col.TI.isPLP() || string(v.unit) != "ab" || v.n != 10 {
 				t.Errorf("value %+v", v)
 			}
 		}},
 		"spid": {batch: "select @@spid", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
-			if v := st[0].vals[0]; v.col.TI == nil || v.col.TI.Type != dtInt2 || leInt(v.sv.Data) != 57 {
+			if v := st[0].vals[0].resolve(&sess); v.col.TI == nil || v.col.TI.Type != dtInt2 || leInt(v.sv.Data) != 57 {
 				t.Errorf("spid %+v, want smallint 57", v)
 			}
 		}},
@@ -70,8 +70,8 @@ func TestParseBatch(t *testing.T) {
 			}
 		}},
 		"db_name": {batch: "SELECT DB_NAME()", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
-			if v := st[0].vals[0]; decodeUCS2(v.unit) != "master" {
-				t.Errorf("DB_NAME() = %q", decodeUCS2(v.unit))
+			if v := st[0].vals[0].resolve(&sess); decodeUCS2(v.sv.Data) != "master" {
+				t.Errorf("DB_NAME() = %q", decodeUCS2(v.sv.Data))
 			}
 		}},
 		"nstring":         {batch: "SELECT N'hello'", want: []stmtKind{stmtSelect}},
@@ -84,7 +84,7 @@ func TestParseBatch(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			st, err := parseBatch(tc.batch, sess)
+			st, err := parseBatch(tc.batch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func TestParseBatchUnsupported(t *testing.T) {
 	}
 	for name, batch := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := parseBatch(batch, sessionInfo{})
+			_, err := parseBatch(batch)
 			if !errors.Is(err, errUnsupported) {
 				t.Fatalf("err = %v, want errUnsupported", err)
 			}
@@ -151,7 +151,7 @@ func FuzzParseBatch(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		st, err := parseBatch(s, sessionInfo{})
+		st, err := parseBatch(s)
 		if err != nil && !errors.Is(err, errUnsupported) {
 			t.Fatalf("error %v does not wrap errUnsupported", err)
 		}

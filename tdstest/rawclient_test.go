@@ -217,11 +217,18 @@ type token struct {
 	raw    []byte // ENVCHANGE of a transaction: new and old B_VARBYTE values
 }
 
+// rawColumn is a column of COLMETADATA as decodeTokens reads it: the data type and the
+// USHORTLEN of variable types.
+type rawColumn struct {
+	typ    dataType
+	maxLen uint16
+}
+
 // decodeTokens decodes a tabular result made of the tokens tdstest writes.
 func decodeTokens(b []byte) ([]token, error) {
 	le := binary.LittleEndian
 	var out []token
-	var cols []column
+	var cols []rawColumn
 	for len(b) > 0 {
 		t := token{typ: b[0]}
 		b = b[1:]
@@ -259,27 +266,26 @@ func decodeTokens(b []byte) ([]token, error) {
 			b = b[2:]
 			cols = cols[:0]
 			for i := 0; i < n; i++ {
-				c := column{Type: b[6]}
+				c := rawColumn{typ: dataType(b[6])}
 				b = b[7:]
-				switch c.Type {
-				case typeNVarChar:
-					c.MaxLen = le.Uint16(b)
+				switch c.typ {
+				case dtNVarChar:
+					c.maxLen = le.Uint16(b)
 					b = b[2+5:]
-				case typeBigVarBinary:
-					c.MaxLen = le.Uint16(b)
+				case dtBigVarBinary:
+					c.maxLen = le.Uint16(b)
 					b = b[2:]
 				}
-				c.Name = decodeUCS2(b[1 : 1+2*int(b[0])])
-				b = b[1+2*int(b[0]):]
+				b = b[1+2*int(b[0]):] // name
 				cols = append(cols, c)
 			}
 		case tokenRow:
 			for _, c := range cols {
 				switch {
-				case c.Type == typeInt4:
+				case c.typ == dtInt4:
 					t.values = append(t.values, int32(le.Uint32(b)))
 					b = b[4:]
-				case c.MaxLen == plpMaxLen:
+				case c.maxLen == plpMaxLen:
 					total := le.Uint64(b)
 					b = b[8:]
 					var v []byte
@@ -297,7 +303,7 @@ func decodeTokens(b []byte) ([]token, error) {
 					if uint64(len(v)) != total {
 						return nil, fmt.Errorf("PLP total %d, chunks hold %d", total, len(v))
 					}
-					if c.Type == typeNVarChar {
+					if c.typ == dtNVarChar {
 						t.values = append(t.values, decodeUCS2(v))
 					} else {
 						t.values = append(t.values, v)

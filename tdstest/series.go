@@ -27,9 +27,11 @@ var wideBaseDays = (time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix() - time.Da
 // seriesFlush is how many bytes of rows are gathered before a Write to the packet writer.
 const seriesFlush = 8 << 10
 
-// writeSeries streams the rows of a GENERATE_SERIES statement: memory stays at one buffer of
-// about seriesFlush bytes whatever the count.
-func (c *conn) writeSeries(s seriesSpec, status uint16) error {
+// runSeries streams the rows of a GENERATE_SERIES statement (none under SET FMTONLY ON) and sets
+// @@ROWCOUNT to their number: memory stays at one buffer of about seriesFlush bytes whatever the
+// count.
+func (c *conn) runSeries(st *statement, status uint16) error {
+	s := st.series
 	cols := seriesCols
 	if s.wide {
 		cols = wideCols
@@ -61,6 +63,7 @@ func (c *conn) writeSeries(s seriesSpec, status uint16) error {
 	}
 	b = c.appendStmtDone(b, status|doneCount, curCmdSelect, uint64(n))
 	c.valBuf = b[:0]
+	c.rowCount = n
 	_, err := c.out.Write(b)
 	return err
 }

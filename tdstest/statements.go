@@ -306,48 +306,73 @@ func (p *parser) createTable() (statement, error) {
 	if err != nil {
 		return statement{}, err
 	}
-	if !p.punct("(") {
-		return statement{}, p.fail("expected ( and the column list")
-	}
 	st := statement{kind: stmtCreateTable, table: name}
-	seen := map[string]bool{}
-	for {
-		t := p.peek()
-		if p.eof() || t.kind != lexIdent {
-			return statement{}, p.fail("expected a column name")
-		}
-		p.i++
-		col := tableColumn{Name: t.text}
-		if seen[strings.ToLower(col.Name)] {
-			return statement{}, p.fail("column " + col.Name + " is given twice")
-		}
-		seen[strings.ToLower(col.Name)] = true
-		if col.TI, err = p.typeDecl(); err != nil {
-			return statement{}, err
-		}
-		if col.TI.Type.isLong() {
-			return statement{}, p.fail("tdstest tables cannot hold text, ntext or image columns")
-		}
-		switch {
-		case p.keyword("NOT"):
-			if !p.keyword("NULL") {
-				return statement{}, p.fail("expected NOT NULL")
-			}
-			col.NotNull = true
-		case p.keyword("NULL"):
-		}
-		st.cols = append(st.cols, col)
-		if len(st.cols) > 1024 {
-			return statement{}, p.fail("more than 1024 columns")
-		}
-		if p.punct(")") {
-			break
-		}
-		if !p.punct(",") {
-			return statement{}, p.fail("expected , or ) in the column list (constraints are not supported)")
-		}
+	if st.cols, err = p.columnList(true); err != nil {
+		return statement{}, err
 	}
 	return st, p.endOfStatement()
+}
+
+// maxTableColumns is SQL Server's limit on the columns of a table.
+const maxTableColumns = 1024
+
+// columnList parses "(col type, ...)": in CREATE TABLE (create) each type may be followed by NULL
+// or NOT NULL and a name may not come twice; text, ntext and image are refused.
+func (p *parser) columnList(create bool) ([]tableColumn, error) {
+	if !p.punct("(") {
+		return nil, p.fail("expected ( and the column list")
+	}
+	var cols []tableColumn
+	seen := map[string]bool{}
+	for {
+		col, err := p.tableColumn(create)
+		if err != nil {
+			return nil, err
+		}
+		if create && seen[strings.ToLower(col.Name)] {
+			return nil, p.fail("column " + col.Name + " is given twice")
+		}
+		seen[strings.ToLower(col.Name)] = true
+		if cols = append(cols, col); len(cols) > maxTableColumns {
+			return nil, p.fail(fmt.Sprintf("more than %d columns", maxTableColumns))
+		}
+		if p.punct(")") {
+			return cols, nil
+		}
+		if !p.punct(",") {
+			if create {
+				return nil, p.fail("expected , or ) in the column list (constraints are not supported)")
+			}
+			return nil, p.fail("expected , or ) in the column list")
+		}
+	}
+}
+
+// tableColumn parses "name type", and in CREATE TABLE (create) an optional NULL or NOT NULL.
+func (p *parser) tableColumn(create bool) (tableColumn, error) {
+	t := p.peek()
+	if p.eof() || t.kind != lexIdent {
+		return tableColumn{}, p.fail("expected a column name")
+	}
+	p.i++
+	col := tableColumn{Name: t.text}
+	var err error
+	if col.TI, err = p.typeDecl(); err != nil {
+		return tableColumn{}, err
+	}
+	if col.TI.Type.isLong() {
+		return tableColumn{}, p.fail("tdstest tables cannot hold text, ntext or image columns")
+	}
+	switch {
+	case !create:
+	case p.keyword("NOT"):
+		if !p.keyword("NULL") {
+			return tableColumn{}, p.fail("expected NOT NULL")
+		}
+		col.NotNull = true
+	case p.keyword("NULL"):
+	}
+	return col, nil
 }
 
 // dropTable parses the rest of DROP TABLE [IF EXISTS] #name.
@@ -368,51 +393,35 @@ func (p *parser) insertBulk() (statement, error) {
 		return statement{}, err
 	}
 	st := statement{kind: stmtInsertBulk, table: name}
-	if !p.punct("(") {
-		return statement{}, p.fail("expected ( and the column list")
-	}
-	for {
-		t := p.peek()
-		if p.eof() || t.kind != lexIdent {
-			return statement{}, p.fail("expected a column name")
-		}
-		p.i++
-		ti, err := p.typeDecl()
-		if err != nil {
-			return statement{}, err
-		}
-		if ti.Type.isLong() {
-			return statement{}, p.fail("tdstest tables cannot hold text, ntext or image columns")
-		}
-		st.cols = append(st.cols, tableColumn{Name: t.text, TI: ti})
-		if len(st.cols) > 1024 {
-			return statement{}, p.fail("more than 1024 columns")
-		}
-		if p.punct(")") {
-			break
-		}
-		if !p.punct(",") {
-			return statement{}, p.fail("expected , or ) in the column list")
-		}
+	if st.cols, err = p.columnList(false); err != nil {
+		return statement{}, err
 	}
 	if p.keyword("WITH") {
 		// Hints (TABLOCK, ROWS_PER_BATCH = n, ...) change nothing here.
-		if !p.punct("(") {
-			return statement{}, p.fail("expected WITH (")
-		}
-		for depth := 1; depth > 0; p.i++ {
-			if p.eof() {
-				return statement{}, p.fail("unterminated WITH (")
-			}
-			switch t := p.peek(); {
-			case t.kind == lexPunct && t.text == "(":
-				depth++
-			case t.kind == lexPunct && t.text == ")":
-				depth--
-			}
+		if err := p.skipParenthesized(); err != nil {
+			return statement{}, err
 		}
 	}
 	return st, p.endOfStatement()
+}
+
+// skipParenthesized skips "( ... )", nested parentheses included.
+func (p *parser) skipParenthesized() error {
+	if !p.punct("(") {
+		return p.fail("expected (")
+	}
+	for depth := 1; depth > 0; p.i++ {
+		if p.eof() {
+			return p.fail("unterminated (")
+		}
+		switch t := p.peek(); {
+		case t.kind == lexPunct && t.text == "(":
+			depth++
+		case t.kind == lexPunct && t.text == ")":
+			depth--
+		}
+	}
+	return nil
 }
 
 // dataLength parses the rest of DATALENGTH(@var): bigint for (max) types, int otherwise, NULL

@@ -70,82 +70,111 @@ func errInvalidObject(name string) error {
 	return &sqlError{Number: 208, State: 0, Class: 16, Msg: fmt.Sprintf("Invalid object name '%s'.", name)}
 }
 
-// tableStatement runs CREATE TABLE, DROP TABLE, INSERT BULK, SELECT COUNT and SELECT * FROM a
-// temporary table.
-func (c *conn) tableStatement(st statement, status uint16) error {
+// table is the temporary table a statement names, or SQL Server's error for a missing one.
+func (c *conn) table(st *statement) (*tempTable, error) {
+	if t := c.tables[st.table]; t != nil {
+		return t, nil
+	}
+	return nil, errInvalidObject(st.table)
+}
+
+// runCreateTable adds the temporary table, SQL Server's error 2714 if it exists.
+func (c *conn) runCreateTable(st *statement, status uint16) error {
+	if c.tables[st.table] != nil {
+		return &sqlError{Number: 2714, State: 6, Class: 16,
+			Msg: fmt.Sprintf("There is already an object named '%s' in the database.", st.table)}
+	}
+	if c.tables == nil {
+		c.tables = map[string]*tempTable{}
+	}
+	c.tables[st.table] = &tempTable{name: st.table, cols: st.cols}
+	c.rowCount = 0
+	return c.emit(c.appendStmtDone(c.scratch[:0], status, 0, 0))
+}
+
+// runDropTable removes the temporary table: SQL Server's error 3701 if it does not exist, unless
+// IF EXISTS.
+func (c *conn) runDropTable(st *statement, status uint16) error {
+	if c.tables[st.table] == nil && !st.ifExists {
+		return &sqlError{Number: 3701, State: 5, Class: 11,
+			Msg: fmt.Sprintf("Cannot drop the table '%s', because it does not exist or you do not have permission.", st.table)}
+	}
+	delete(c.tables, st.table)
+	c.rowCount = 0
+	return c.emit(c.appendStmtDone(c.scratch[:0], status, 0, 0))
+}
+
+// runInsertBulk checks INSERT BULK's columns against the table and arms the BULK_LOAD message
+// that must follow (bulkload.go).
+func (c *conn) runInsertBulk(st *statement, status uint16) error {
+	t, err := c.table(st)
+	if err != nil {
+		return err
+	}
+	bt := &bulkTarget{table: t}
+	for _, bc := range st.cols {
+		k := t.column(bc.Name)
+		if k < 0 {
+			return &sqlError{Number: 207, State: 1, Class: 16, Msg: fmt.Sprintf("Invalid column name '%s'.", bc.Name)}
+		}
+		if got, want := bc.TI.decl(), t.cols[k].TI.decl(); got != want {
+			return fmt.Errorf("%w: INSERT BULK declares column %s as %s, table %s has %s", errUnsupported, bc.Name, got, t.name, want)
+		}
+		bt.cols = append(bt.cols, k)
+	}
+	c.bulk = bt
+	c.rowCount = 0
+	return c.emit(c.appendStmtDone(c.scratch[:0], status, 0, 0))
+}
+
+// runCount answers SELECT COUNT(*) (int) or COUNT_BIG(*), SUM(CAST(col AS bigint)) (bigint,
+// bigint) from what the table keeps: one row.
+func (c *conn) runCount(st *statement, status uint16) error {
+	t, err := c.table(st)
+	if err != nil {
+		return err
+	}
 	b := c.scratch[:0]
-	defer func() { c.scratch = b[:0] }()
-	t := c.tables[st.table]
-	if t == nil && st.kind != stmtCreateTable && !(st.kind == stmtDropTable && st.ifExists) {
-		if st.kind == stmtDropTable {
-			return &sqlError{Number: 3701, State: 5, Class: 11,
-				Msg: fmt.Sprintf("Cannot drop the table '%s', because it does not exist or you do not have permission.", st.table)}
+	if !st.countBig {
+		b = c.appendColMetadata(b, []column{{TI: &tiInt}})
+		b = append(b, tokenRow, 4)
+		b = binary.LittleEndian.AppendUint32(b, uint32(t.rows))
+	} else {
+		if !t.sumColumn(st.sumCol) {
+			return fmt.Errorf("%w: tdstest keeps the sum of %s's first column (an integer) only, not of %s",
+				errUnsupported, t.name, st.sumCol)
 		}
-		return errInvalidObject(st.table)
-	}
-	switch st.kind {
-	case stmtCreateTable:
-		if t != nil {
-			return &sqlError{Number: 2714, State: 6, Class: 16,
-				Msg: fmt.Sprintf("There is already an object named '%s' in the database.", st.table)}
-		}
-		if c.tables == nil {
-			c.tables = map[string]*tempTable{}
-		}
-		c.tables[st.table] = &tempTable{name: st.table, cols: st.cols}
-		b = c.appendStmtDone(b, status, 0, 0)
-	case stmtDropTable:
-		delete(c.tables, st.table)
-		b = c.appendStmtDone(b, status, 0, 0)
-	case stmtInsertBulk:
-		bt := &bulkTarget{table: t}
-		for _, bc := range st.cols {
-			k := t.column(bc.Name)
-			if k < 0 {
-				return &sqlError{Number: 207, State: 1, Class: 16, Msg: fmt.Sprintf("Invalid column name '%s'.", bc.Name)}
-			}
-			if got, want := bc.TI.decl(), t.cols[k].TI.decl(); got != want {
-				return fmt.Errorf("%w: INSERT BULK declares column %s as %s, table %s has %s", errUnsupported, bc.Name, got, t.name, want)
-			}
-			bt.cols = append(bt.cols, k)
-		}
-		c.bulk = bt
-		b = c.appendStmtDone(b, status, 0, 0)
-	case stmtCount:
-		if !st.countBig {
-			b = c.appendColMetadata(b, []column{{TI: &tiInt}})
-			b = append(b, tokenRow, 4)
-			b = binary.LittleEndian.AppendUint32(b, uint32(t.rows))
+		b = c.appendColMetadata(b, []column{{TI: &tiBigint}, {TI: &tiBigint}})
+		b = append(b, tokenRow, 8)
+		b = binary.LittleEndian.AppendUint64(b, uint64(t.rows))
+		if t.sumRows == 0 {
+			b = append(b, 0) // SUM over no values is NULL
 		} else {
-			if !t.sumColumn(st.sumCol) {
-				return fmt.Errorf("%w: tdstest keeps the sum of %s's first column (an integer) only, not of %s",
-					errUnsupported, t.name, st.sumCol)
-			}
-			b = c.appendColMetadata(b, []column{{TI: &tiBigint}, {TI: &tiBigint}})
-			b = append(b, tokenRow, 8)
-			b = binary.LittleEndian.AppendUint64(b, uint64(t.rows))
-			if t.sumRows == 0 {
-				b = append(b, 0) // SUM over no values is NULL
-			} else {
-				b = append(b, 8)
-				b = binary.LittleEndian.AppendUint64(b, uint64(t.sum))
-			}
+			b = append(b, 8)
+			b = binary.LittleEndian.AppendUint64(b, uint64(t.sum))
 		}
-		b = c.appendStmtDone(b, status|doneCount, curCmdSelect, 1)
-	case stmtTableMeta:
-		if !c.fmtOnly {
-			return fmt.Errorf("%w: tdstest keeps no rows: SELECT * FROM %s is answered under SET FMTONLY ON only (as CopyIn asks)", errUnsupported, t.name)
-		}
-		cols := make([]column, len(t.cols))
-		for i, tc := range t.cols {
-			ti := tc.wireType()
-			cols[i] = column{Name: tc.Name, TI: &ti, NotNull: tc.NotNull}
-		}
-		b = c.appendColMetadata(b, cols)
-		b = c.appendStmtDone(b, status, curCmdSelect, 0)
 	}
-	_, err := c.out.Write(b)
-	return err
+	c.rowCount = 1
+	return c.emit(c.appendStmtDone(b, status|doneCount, curCmdSelect, 1))
+}
+
+// runTableMeta answers SELECT * FROM #t under SET FMTONLY ON (as CopyIn asks) with the table's
+// COLMETADATA; without FMTONLY it is refused, as the table keeps no rows.
+func (c *conn) runTableMeta(st *statement, status uint16) error {
+	t, err := c.table(st)
+	if err != nil {
+		return err
+	}
+	if !c.fmtOnly {
+		return fmt.Errorf("%w: tdstest keeps no rows: SELECT * FROM %s is answered under SET FMTONLY ON only (as CopyIn asks)", errUnsupported, t.name)
+	}
+	cols := make([]column, len(t.cols))
+	for i, tc := range t.cols {
+		ti := tc.wireType()
+		cols[i] = column{Name: tc.Name, TI: &ti, NotNull: tc.NotNull}
+	}
+	c.rowCount = 0
+	return c.emit(c.appendStmtDone(c.appendColMetadata(c.scratch[:0], cols), status, curCmdSelect, 0))
 }
 
 // addSum adds v to the running sum, reporting overflow as SQL Server's error 8115.

@@ -39,13 +39,6 @@ const (
 	envCollation  = 7
 )
 
-// Data types used in COLMETADATA.
-const (
-	typeInt4         = 0x38 // INT4TYPE, fixed 4 bytes
-	typeNVarChar     = 0xE7 // NVARCHARTYPE, USHORTLEN; 0xFFFF = max (PLP)
-	typeBigVarBinary = 0xA5 // BIGVARBINTYPE, USHORTLEN; 0xFFFF = max (PLP)
-)
-
 const (
 	colFlagNullable = 0x0001
 	plpMaxLen       = 0xFFFF
@@ -200,13 +193,9 @@ func runeUnits(r rune) int {
 
 // column describes one result column.
 type column struct {
-	Name string
-	Type byte // typeInt4, typeNVarChar, typeBigVarBinary (when TI is nil)
-	// MaxLen is the USHORTLEN of variable types in bytes; plpMaxLen means (max).
-	MaxLen uint16
-	// TI, when set, is the column's TYPE_INFO (Type and MaxLen unused), nullable unless NotNull.
-	TI      *typeInfo
-	NotNull bool
+	Name    string
+	TI      *typeInfo // the column's TYPE_INFO
+	NotNull bool      // the column is NOT NULL (Flags without the nullable bit)
 }
 
 // appendColMetadata appends COLMETADATA for cols (TDS 7.2+: 32-bit UserType).
@@ -225,45 +214,25 @@ func appendColMetadataFor(dst []byte, ver uint32, cols []column) []byte {
 		} else {
 			dst = binary.LittleEndian.AppendUint32(dst, 0) // UserType
 		}
-		if c.TI != nil {
-			flags := uint16(colFlagNullable)
-			if c.NotNull {
-				flags = 0
-			}
-			dst = binary.LittleEndian.AppendUint16(dst, flags)
-			dst = appendTypeInfo(dst, *c.TI)
-			switch c.TI.Type {
-			case dtBigVarChar, dtBigChar, dtNVarChar, dtNChar, dtText, dtNText:
-				if ver>>24 == 0x70 {
-					dst = dst[:len(dst)-len(serverCollation)] // no collation at TDS 7.0
-				}
-			}
-			if c.TI.Type == dtText || c.TI.Type == dtNText || c.TI.Type == dtImage {
-				// TableName (MS-TDS 2.2.7.4): NumParts 0 since TDS 7.2, an empty US_VARCHAR before.
-				if isLegacyTDS(ver) {
-					dst = append(dst, 0, 0)
-				} else {
-					dst = append(dst, 0)
-				}
-			}
-			dst = appendBVarChar(dst, c.Name)
-			continue
+		flags := uint16(colFlagNullable)
+		if c.NotNull {
+			flags = 0
 		}
-		switch c.Type {
-		case typeInt4:
-			dst = binary.LittleEndian.AppendUint16(dst, 0)
-			dst = append(dst, typeInt4)
-		case typeNVarChar:
-			dst = binary.LittleEndian.AppendUint16(dst, colFlagNullable)
-			dst = append(dst, typeNVarChar)
-			dst = binary.LittleEndian.AppendUint16(dst, c.MaxLen)
-			if ver>>24 != 0x70 {
-				dst = append(dst, serverCollation[:]...)
+		dst = binary.LittleEndian.AppendUint16(dst, flags)
+		dst = appendTypeInfo(dst, *c.TI)
+		switch c.TI.Type {
+		case dtBigVarChar, dtBigChar, dtNVarChar, dtNChar, dtText, dtNText:
+			if ver>>24 == 0x70 {
+				dst = dst[:len(dst)-len(serverCollation)] // no collation at TDS 7.0
 			}
-		case typeBigVarBinary:
-			dst = binary.LittleEndian.AppendUint16(dst, colFlagNullable)
-			dst = append(dst, typeBigVarBinary)
-			dst = binary.LittleEndian.AppendUint16(dst, c.MaxLen)
+		}
+		if c.TI.Type == dtText || c.TI.Type == dtNText || c.TI.Type == dtImage {
+			// TableName (MS-TDS 2.2.7.4): NumParts 0 since TDS 7.2, an empty US_VARCHAR before.
+			if isLegacyTDS(ver) {
+				dst = append(dst, 0, 0)
+			} else {
+				dst = append(dst, 0)
+			}
 		}
 		dst = appendBVarChar(dst, c.Name)
 	}
@@ -272,39 +241,46 @@ func appendColMetadataFor(dst []byte, ver uint32, cols []column) []byte {
 
 // writePLPRepeat writes a PLP value of unit repeated n times to w: the total length (u64 LE), then
 // chunks (u32 LE length + data) of whole units, then the terminator (u32 0). It holds one chunk of
-// about plpChunkTarget bytes in memory whatever n is. unit must not be empty unless n is 0.
+// about plpChunkTarget bytes in memory whatever n is.
 func writePLPRepeat(w io.Writer, unit []byte, n int64) error {
-	total := uint64(len(unit)) * uint64(n)
 	var hdr [8]byte
-	binary.LittleEndian.PutUint64(hdr[:], total)
+	binary.LittleEndian.PutUint64(hdr[:], uint64(len(unit))*uint64(n))
 	if _, err := w.Write(hdr[:]); err != nil {
 		return err
 	}
-	if total > 0 {
-		per := int64(plpChunkTarget / len(unit))
-		if per < 1 {
-			per = 1
-		}
-		if per > n {
-			per = n
-		}
-		chunk := make([]byte, 4, 4+int(per)*len(unit))
-		for i := int64(0); i < per; i++ {
-			chunk = append(chunk, unit...)
-		}
-		for left := n; left > 0; {
-			k := min(per, left)
-			c := chunk[:4+int(k)*len(unit)]
-			binary.LittleEndian.PutUint32(c, uint32(len(c)-4))
-			if _, err := w.Write(c); err != nil {
-				return err
-			}
-			left -= k
-		}
+	if err := writeRepeated(w, unit, n, true); err != nil {
+		return err
 	}
 	binary.LittleEndian.PutUint32(hdr[:4], 0)
 	_, err := w.Write(hdr[:4])
 	return err
+}
+
+// writeRepeated writes unit repeated n times to w in chunks of whole units of about
+// plpChunkTarget bytes (one unit when it is larger), each preceded by its length (u32 LE) when
+// framed, as PLP chunks are. It holds one chunk in memory whatever n is.
+func writeRepeated(w io.Writer, unit []byte, n int64, framed bool) error {
+	if len(unit) == 0 || n <= 0 {
+		return nil
+	}
+	per := min(max(int64(plpChunkTarget/len(unit)), 1), n)
+	chunk := make([]byte, 4, 4+int(per)*len(unit))
+	for range per {
+		chunk = append(chunk, unit...)
+	}
+	for left := n; left > 0; {
+		k := min(per, left)
+		c := chunk[:4+int(k)*len(unit)]
+		binary.LittleEndian.PutUint32(c, uint32(len(c)-4))
+		if !framed {
+			c = c[4:]
+		}
+		if _, err := w.Write(c); err != nil {
+			return err
+		}
+		left -= k
+	}
+	return nil
 }
 
 // maxPLPValue bounds a value the server agrees to produce (nvarchar(max)/varbinary(max) hold at

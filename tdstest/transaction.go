@@ -21,10 +21,11 @@ const (
 	envRollbackTran = 10
 )
 
-// The server keeps no data, so a transaction is only a descriptor: BEGIN hands out a new one,
-// COMMIT and ROLLBACK end it, each confirmed with the ENVCHANGE a real server sends (clients
-// such as go-mssqldb and pytds put the descriptor in the headers of later requests). At most one
-// transaction is open (@@TRANCOUNT is 0 or 1).
+// The server keeps no data, so a transaction is only a descriptor: the outermost BEGIN hands out
+// a new one, the COMMIT that ends the outermost level or any ROLLBACK ends it, each confirmed
+// with the ENVCHANGE a real server sends (clients such as go-mssqldb and pytds put the
+// descriptor in the headers of later requests). Nested BEGINs and inner COMMITs only change
+// @@TRANCOUNT (session.tranCount), as in SQL Server.
 
 // appendEnvChangeTran appends ENVCHANGE typ with B_VARBYTE values: new and old descriptors,
 // 0 meaning empty.
@@ -42,8 +43,10 @@ func appendEnvChangeTran(dst []byte, typ byte, newID, oldID uint64) []byte {
 	return finishLenToken(dst, start)
 }
 
-// beginTran opens a transaction (a no-op if one is open) and appends its ENVCHANGE.
+// beginTran opens a transaction, appending its ENVCHANGE, or nests one level deeper in the open
+// one (no token).
 func (c *conn) beginTran(dst []byte) []byte {
+	c.tranCount++
 	if c.tranID != 0 {
 		return dst
 	}
@@ -52,9 +55,15 @@ func (c *conn) beginTran(dst []byte) []byte {
 	return appendEnvChangeTran(dst, envBeginTran, c.tranID, 0)
 }
 
-// endTran ends the open transaction (a no-op if none) and appends its ENVCHANGE.
+// endTran commits or rolls back: a COMMIT inside nested levels only leaves one level; a COMMIT
+// of the outermost level and every ROLLBACK end the transaction and append its ENVCHANGE. With
+// no transaction open it does nothing.
 func (c *conn) endTran(dst []byte, commit bool) []byte {
 	if c.tranID == 0 {
+		return dst
+	}
+	if commit && c.tranCount > 1 {
+		c.tranCount--
 		return dst
 	}
 	typ := byte(envRollbackTran)
@@ -67,7 +76,7 @@ func (c *conn) endTran(dst []byte, commit bool) []byte {
 	} else {
 		c.logf("transaction %d rolled back", c.tranID)
 	}
-	c.tranID = 0
+	c.tranID, c.tranCount = 0, 0
 	return dst
 }
 

@@ -5,10 +5,30 @@ import (
 	"strings"
 )
 
+// plainTypeDecls are the types declared by name alone, with the nullable TYPE_INFO of each.
+var plainTypeDecls = map[string]typeInfo{
+	"bit":              {Type: dtBitN, Size: 1},
+	"tinyint":          {Type: dtIntN, Size: 1},
+	"smallint":         {Type: dtIntN, Size: 2},
+	"int":              {Type: dtIntN, Size: 4},
+	"bigint":           {Type: dtIntN, Size: 8},
+	"real":             {Type: dtFltN, Size: 4},
+	"smallmoney":       {Type: dtMoneyN, Size: 4},
+	"money":            {Type: dtMoneyN, Size: 8},
+	"smalldatetime":    {Type: dtDateTimeN, Size: 4},
+	"datetime":         {Type: dtDateTimeN, Size: 8},
+	"date":             {Type: dtDateN},
+	"uniqueidentifier": {Type: dtGUID, Size: 16},
+	"text":             {Type: dtText, Size: maxLongLen, Collation: serverCollation},
+	"ntext":            {Type: dtNText, Size: maxLongLen - 1, Collation: serverCollation},
+	"image":            {Type: dtImage, Size: maxLongLen},
+}
+
 // typeDecl parses a T-SQL data type declaration (the types listed in doc.go: bit, the integers,
 // decimal/numeric, float/real, money, datetime, date, time, datetime2, datetimeoffset,
 // uniqueidentifier, char/varchar/nchar/nvarchar, binary/varbinary, with (n), (max), (p,s) or
-// (scale), and text, ntext, image, which tables of tdstest cannot hold) and returns its nullable TYPE_INFO, as a variable or nullable column of the type has.
+// (scale), and text, ntext, image, which tables of tdstest cannot hold) and returns its nullable
+// TYPE_INFO, as a variable or nullable column of the type has.
 func (p *parser) typeDecl() (typeInfo, error) {
 	t := p.peek()
 	if p.eof() || t.kind != lexIdent {
@@ -16,30 +36,8 @@ func (p *parser) typeDecl() (typeInfo, error) {
 	}
 	p.i++
 	name := strings.ToLower(t.text)
-	fixed := map[string]typeInfo{
-		"bit":              {Type: dtBitN, Size: 1},
-		"tinyint":          {Type: dtIntN, Size: 1},
-		"smallint":         {Type: dtIntN, Size: 2},
-		"int":              {Type: dtIntN, Size: 4},
-		"bigint":           {Type: dtIntN, Size: 8},
-		"real":             {Type: dtFltN, Size: 4},
-		"smallmoney":       {Type: dtMoneyN, Size: 4},
-		"money":            {Type: dtMoneyN, Size: 8},
-		"smalldatetime":    {Type: dtDateTimeN, Size: 4},
-		"datetime":         {Type: dtDateTimeN, Size: 8},
-		"date":             {Type: dtDateN},
-		"uniqueidentifier": {Type: dtGUID, Size: 16},
-	}
-	if ti, ok := fixed[name]; ok {
+	if ti, ok := plainTypeDecls[name]; ok {
 		return ti, nil
-	}
-	switch name {
-	case "text":
-		return typeInfo{Type: dtText, Size: maxLongLen, Collation: serverCollation}, nil
-	case "ntext":
-		return typeInfo{Type: dtNText, Size: maxLongLen - 1, Collation: serverCollation}, nil
-	case "image":
-		return typeInfo{Type: dtImage, Size: maxLongLen}, nil
 	}
 	switch name {
 	case "float":
@@ -52,83 +50,88 @@ func (p *parser) typeDecl() (typeInfo, error) {
 		}
 		return typeInfo{Type: dtFltN, Size: 8}, nil
 	case "decimal", "dec", "numeric":
-		ti := typeInfo{Type: dtDecimalN, Prec: 18}
-		if name == "numeric" {
-			ti.Type = dtNumericN
-		}
-		if p.punct("(") {
-			prec, err := p.typeNumber(1, 38)
-			if err != nil {
-				return typeInfo{}, err
-			}
-			ti.Prec = uint8(prec)
-			if p.punct(",") {
-				s, err := p.typeNumber(0, prec)
-				if err != nil {
-					return typeInfo{}, err
-				}
-				ti.Scale = uint8(s)
-			}
-			if !p.punct(")") {
-				return typeInfo{}, p.fail("expected ) after the precision and scale")
-			}
-		}
-		ti.Size = decimalBytes(ti.Prec)
-		return ti, nil
+		return p.decimalDecl(name == "numeric")
 	case "time", "datetime2", "datetimeoffset":
 		ti := typeInfo{Type: map[string]dataType{"time": dtTimeN, "datetime2": dtDateTime2N, "datetimeoffset": dtDateTimeOffset}[name], Scale: 7}
 		s, ok, err := p.typeArg(0, 7)
-		if err != nil {
-			return typeInfo{}, err
-		}
 		if ok {
 			ti.Scale = uint8(s)
 		}
-		return ti, nil
+		return ti, err
 	case "varchar", "char", "nvarchar", "nchar", "varbinary", "binary":
-		ti := typeInfo{Type: map[string]dataType{"varchar": dtBigVarChar, "char": dtBigChar, "nvarchar": dtNVarChar,
-			"nchar": dtNChar, "varbinary": dtBigVarBinary, "binary": dtBigBinary}[name]}
-		unit, limit := 1, maxVarLen
-		if name[0] == 'n' {
-			unit, limit = 2, maxVarLen/2
-		}
-		n := 1
-		if p.punct("(") {
-			switch {
-			case p.keyword("max"):
-				if name != "varchar" && name != "nvarchar" && name != "varbinary" {
-					return typeInfo{}, p.fail(name + "(max) is not a type")
-				}
-				n = -1
-			default:
-				v, err := p.typeNumber(1, limit)
-				if err != nil {
-					return typeInfo{}, err
-				}
-				n = v
-			}
-			if !p.punct(")") {
-				return typeInfo{}, p.fail("expected ) after the length")
-			}
-		}
-		if n < 0 {
-			ti.Size = plpMaxLen
-		} else {
-			ti.Size = n * unit
-		}
-		if ti.Type != dtBigVarBinary && ti.Type != dtBigBinary {
-			ti.Collation = serverCollation
-			if p.keyword("COLLATE") {
-				if t := p.peek(); p.eof() || t.kind != lexIdent {
-					return typeInfo{}, p.fail("COLLATE needs a collation name")
-				}
-				p.i++
-			}
-		}
-		return ti, nil
+		return p.stringDecl(name)
 	}
 	p.i--
 	return typeInfo{}, p.fail("unsupported data type")
+}
+
+// decimalDecl parses the optional "(p[, s])" of decimal or numeric (default precision 18, scale
+// 0).
+func (p *parser) decimalDecl(numeric bool) (typeInfo, error) {
+	ti := typeInfo{Type: dtDecimalN, Prec: 18}
+	if numeric {
+		ti.Type = dtNumericN
+	}
+	if p.punct("(") {
+		prec, err := p.typeNumber(1, 38)
+		if err != nil {
+			return typeInfo{}, err
+		}
+		ti.Prec = uint8(prec)
+		if p.punct(",") {
+			s, err := p.typeNumber(0, prec)
+			if err != nil {
+				return typeInfo{}, err
+			}
+			ti.Scale = uint8(s)
+		}
+		if !p.punct(")") {
+			return typeInfo{}, p.fail("expected ) after the precision and scale")
+		}
+	}
+	ti.Size = decimalBytes(ti.Prec)
+	return ti, nil
+}
+
+// stringDecl parses the optional "(n)" or "(max)" of a character or binary type name (default
+// length 1) and, for the character types, an optional COLLATE name, which changes nothing.
+func (p *parser) stringDecl(name string) (typeInfo, error) {
+	ti := typeInfo{Type: map[string]dataType{"varchar": dtBigVarChar, "char": dtBigChar, "nvarchar": dtNVarChar,
+		"nchar": dtNChar, "varbinary": dtBigVarBinary, "binary": dtBigBinary}[name]}
+	unit, limit := 1, maxVarLen
+	if name[0] == 'n' {
+		unit, limit = 2, maxVarLen/2
+	}
+	ti.Size = unit
+	if p.punct("(") {
+		switch {
+		case p.keyword("max"):
+			if name != "varchar" && name != "nvarchar" && name != "varbinary" {
+				return typeInfo{}, p.fail(name + "(max) is not a type")
+			}
+			ti.Size = plpMaxLen
+		default:
+			n, err := p.typeNumber(1, limit)
+			if err != nil {
+				return typeInfo{}, err
+			}
+			ti.Size = n * unit
+		}
+		if !p.punct(")") {
+			return typeInfo{}, p.fail("expected ) after the length")
+		}
+	}
+	if ti.Type == dtBigVarBinary || ti.Type == dtBigBinary {
+		return ti, nil
+	}
+	ti.Collation = serverCollation
+	if p.keyword("COLLATE") {
+		if t := p.peek(); p.eof() || t.kind != lexIdent {
+			return typeInfo{}, p.fail("COLLATE needs a collation name")
+		}
+		p.i++
+	}
+	return ti, nil
 }
 
 // typeArg parses an optional "(n)" with lo <= n <= hi.

@@ -81,43 +81,8 @@ func readValue(w *wireReader, ti typeInfo, keep bool, limit int64) (sqlValue, er
 
 // checkValue checks the content of a value that is not PLP (Data holds it).
 func checkValue(ti typeInfo, v sqlValue) error {
-	le := func(b []byte) uint64 {
-		var u uint64
-		for i := len(b) - 1; i >= 0; i-- {
-			u = u<<8 | uint64(b[i])
-		}
-		return u
-	}
-	timeOK := func(b []byte, scale uint8) error {
-		day := uint64(86400)
-		for range scale {
-			day *= 10
-		}
-		if t := le(b); t >= day {
-			return fmt.Errorf("time of day %d is not below 24 hours at scale %d", t, scale)
-		}
-		return nil
-	}
-	switch ti.Type {
-	case dtDateN:
-		if d := le(v.Data); d > maxDateDays {
-			return fmt.Errorf("date of %d days after 0001-01-01 is beyond 9999-12-31", d)
-		}
-	case dtTimeN:
-		return timeOK(v.Data, ti.Scale)
-	case dtDateTime2N, dtDateTimeOffset:
-		tb := timeBytes(ti.Scale)
-		if err := timeOK(v.Data[:tb], ti.Scale); err != nil {
-			return err
-		}
-		if d := le(v.Data[tb : tb+3]); d > maxDateDays {
-			return fmt.Errorf("date of %d days after 0001-01-01 is beyond 9999-12-31", d)
-		}
-		if ti.Type == dtDateTimeOffset {
-			if off := int16(le(v.Data[tb+3:])); off < -840 || off > 840 {
-				return fmt.Errorf("time zone offset of %d minutes, want -840..840", off)
-			}
-		}
+	if err := checkDateTime(ti, v.Data); err != nil {
+		return err
 	}
 	switch ti.Type {
 	case dtDecimalN, dtNumericN, dtDecimal, dtNumeric:
@@ -134,6 +99,58 @@ func checkValue(ti typeInfo, v sqlValue) error {
 	case dtNVarChar, dtNChar:
 		if v.Len%2 != 0 {
 			return fmt.Errorf("odd byte count %d for UTF-16 text", v.Len)
+		}
+	}
+	return nil
+}
+
+// leUint decodes a little-endian unsigned integer of up to 8 bytes.
+func leUint(b []byte) uint64 {
+	var u uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		u = u<<8 | uint64(b[i])
+	}
+	return u
+}
+
+// checkTime checks that the time of day b, in units of 10^-scale seconds, is below 24 hours.
+func checkTime(b []byte, scale uint8) error {
+	day := uint64(86400)
+	for range scale {
+		day *= 10
+	}
+	if t := leUint(b); t >= day {
+		return fmt.Errorf("time of day %d is not below 24 hours at scale %d", t, scale)
+	}
+	return nil
+}
+
+// checkDate checks that the days since 0001-01-01 in b end at 9999-12-31 at the latest.
+func checkDate(b []byte) error {
+	if d := leUint(b); d > maxDateDays {
+		return fmt.Errorf("date of %d days after 0001-01-01 is beyond 9999-12-31", d)
+	}
+	return nil
+}
+
+// checkDateTime checks the date, time and offset parts of the date and time types (data holds
+// the value, whose size readValue checked).
+func checkDateTime(ti typeInfo, data []byte) error {
+	switch ti.Type {
+	case dtDateN:
+		return checkDate(data)
+	case dtTimeN:
+		return checkTime(data, ti.Scale)
+	case dtDateTime2N, dtDateTimeOffset:
+		tb := timeBytes(ti.Scale)
+		if err := checkTime(data[:tb], ti.Scale); err != nil {
+			return err
+		}
+		if err := checkDate(data[tb : tb+3]); err != nil {
+			return err
+		}
+		if off := int16(leUint(data[tb+3:])); ti.Type == dtDateTimeOffset && (off < -840 || off > 840) {
+			return fmt.Errorf("time zone offset of %d minutes, want -840..840", off)
 		}
 	}
 	return nil

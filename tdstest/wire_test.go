@@ -232,7 +232,7 @@ func TestTokenBytes(t *testing.T) {
 			0x07, 't', 0, 'd', 0, 's', 0, 't', 0, 'e', 0, 's', 0, 't', 0, // ProgName
 			16, 0, 0x03, 0xE8, // ProgVersion 16.0.1000
 		}},
-		"COLMETADATA int": {appendColMetadata(nil, []column{{Type: typeInt4}}), []byte{
+		"COLMETADATA int": {appendColMetadata(nil, []column{{TI: &tiInt4, NotNull: true}}), []byte{
 			0x81,       // COLMETADATA
 			0x01, 0x00, // one column
 			0, 0, 0, 0, // UserType
@@ -240,7 +240,7 @@ func TestTokenBytes(t *testing.T) {
 			0x38, // INT4
 			0x00, // no name
 		}},
-		"COLMETADATA nvarchar(max)": {appendColMetadata(nil, []column{{Type: typeNVarChar, MaxLen: plpMaxLen, Name: "v"}}), []byte{
+		"COLMETADATA nvarchar(max)": {appendColMetadata(nil, []column{{TI: &typeInfo{Type: dtNVarChar, Size: plpMaxLen, Collation: serverCollation}, Name: "v"}}), []byte{
 			0x81, 0x01, 0x00, // COLMETADATA, one column
 			0, 0, 0, 0, // UserType
 			0x01, 0x00, // Flags: nullable
