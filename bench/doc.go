@@ -33,8 +33,9 @@
 //	                 process of its own (fresh.go), and the idle heap per pooled connection
 //	-mode transport  tls.Conn vs the two bridge arms by record size and read pattern, and the floor
 //	-mode all        both (the default)
-//	-mode faults     not a CPU measurement: the fault table (faults.go), seven ways a server or
-//	                 the network misbehaves, each through database/sql with go-mssqldb's own
+//	-mode faults     not a CPU measurement: the fault table (faults.go), the ways a server or
+//	                 the network misbehaves, and a healthy connection a transport must not drop
+//	                 for one, each through database/sql with go-mssqldb's own
 //	                 transport and with the tdsbridge driver; per scenario and transport the
 //	                 bound, the time to return, whether the application saw an error and its
 //	                 first line; -fault-repeat N counted queries per idle-connection cell

@@ -72,7 +72,7 @@ func writeFaultTable(w io.Writer, r *faultReport) error {
 	p("tdsbridge faults, %s\n", r.Date)
 	p("machine: %s, %d CPUs, GOMAXPROCS %d, %s; driver: go-mssqldb %s\n", r.CPUModel, r.NumCPU, r.GOMAXPROCS, r.GoVersion, r.DriverVersion)
 	p("run: %d counted queries per idle cell, took %s\n", r.Repeat, r.Elapsed)
-	p("database/sql, default pool, no DSN timeouts; native = sql.Open(\"sqlserver\"), bridged = sql.Open(\"tdsbridge\"); servers: tdstest in a child process\n")
+	p("database/sql, default pool, DSN timeouts only where a scenario names them; native = sql.Open(\"sqlserver\"), bridged = sql.Open(\"tdsbridge\"); servers: tdstest in a child process\n")
 	p("bound = the context deadline of each call; returned in = the longest call; queries/errors = calls run (or given up on) / calls that returned an error\n\n")
 	p("scenario\tencryption\ttransport\tbound\treturned in\tapp error\tqueries/errors\terror (first line)\n")
 	for _, row := range r.Rows {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,7 +13,7 @@ import (
 // faultRow is one row of the fault table: a cell's scenario, or one step of it, run through
 // database/sql. It is what -json writes per row; durations are nanoseconds (fields ending in _ns).
 type faultRow struct {
-	Scenario   string          `json:"scenario"` // "1".."7"
+	Scenario   string          `json:"scenario"` // "1", "2", ...
 	Name       string          `json:"name"`
 	Step       string          `json:"step,omitempty"` // mid-result scenarios: "that query" or "next query"
 	Encryption string          `json:"encryption"`     // TLS or plaintext
@@ -149,6 +150,8 @@ func (r *cellRun) run(ctx context.Context) error {
 		return r.runIdle(ctx)
 	case kindMidResult:
 		return r.runMidResult(ctx)
+	case kindEarlyError:
+		return r.runEarlyError(ctx)
 	}
 	return fmt.Errorf("bench: faults %s: unknown kind %d", r.c.key(), r.c.sc.kind)
 }
@@ -193,6 +196,39 @@ func (r *cellRun) runIdle(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 		c = r.call(ctx, db, "query after the idle", func(ctx context.Context) error { return selectOne(ctx, db) })
+		row.add(c)
+		if c.blocked {
+			return nil
+		}
+		_ = db.Close()
+	}
+	return nil
+}
+
+// runEarlyError runs the early-error scenario r.repeat times, each on a sql.Conn of a new
+// *sql.DB: a query the server answers with an error that go-mssqldb returns while it still
+// reads the rest of the response, then SELECT 1, the counted query. The first query's error is
+// expected and not counted; a failure to get the sql.Conn counts as the repeat's error.
+func (r *cellRun) runEarlyError(ctx context.Context) error {
+	row := r.newRow("")
+	for i := 0; i < r.repeat && ctx.Err() == nil; i++ {
+		db, err := r.open()
+		if err != nil {
+			return err
+		}
+		c := r.call(ctx, db, "query after the early error", func(ctx context.Context) error {
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				return fmt.Errorf("sql.Conn: %w", err)
+			}
+			defer conn.Close()
+			if rows, err := conn.QueryContext(ctx, "SELECT 2"); err == nil {
+				_ = rows.Close()
+				return errors.New("bench: the early-error query succeeded")
+			}
+			var v int
+			return conn.QueryRowContext(ctx, "SELECT 1").Scan(&v)
+		})
 		row.add(c)
 		if c.blocked {
 			return nil

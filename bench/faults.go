@@ -28,6 +28,10 @@ const (
 	kindMidResult
 	// kindStallQuery: a SELECT 1 the server never answers, with the bound as context deadline.
 	kindStallQuery
+	// kindEarlyError: per repeat, on one sql.Conn of a new *sql.DB, a query the server answers
+	// with an error followed by many INFO messages (tdstest.ActionEarlyError), then SELECT 1:
+	// the counted query, on a healthy connection whose previous response is still being read.
+	kindEarlyError
 )
 
 // Transports of the fault cells: database/sql driver names.
@@ -65,7 +69,10 @@ func encName(encrypt string) string {
 const (
 	faultConnectBound = 2 * time.Second  // scenarios 1, 2 and 7: the context deadline
 	faultQueryBound   = 10 * time.Second // idle and mid-result queries: a context deadline that only stops a hang
-	faultIdle         = time.Second      // how long the client idles before the counted query
+	// faultIdle is how long the client idles before the counted query: longer than the
+	// connection timeout of the scenarios that set one (faultTimeout), so that the socket
+	// deadline go-mssqldb set before its last Read has passed.
+	faultIdle = 1500 * time.Millisecond
 	// faultDrain is what go-mssqldb may add to a context's end on a query: it waits
 	// cancelDrainTimeout (5 s, its token.go) for the server's cancellation acknowledgement,
 	// twice at most.
@@ -75,21 +82,35 @@ const (
 	faultBlockedSlack = 3 * time.Second
 )
 
+// faultTimeout is the DSN setting of the scenarios that run with go-mssqldb's connection
+// timeout, which makes it set a socket deadline before every Read and Write.
+var faultTimeout = []string{"connection timeout=1", "dial timeout=1"}
+
 // faultScenario is one row group of the fault table.
 type faultScenario struct {
-	id       string // "1".."7"
+	id       string // "1", "2", ...
 	name     string // what happens, for the table
 	kind     faultKind
 	bound    time.Duration
 	encrypts []string
 	faults   func() tdstest.Faults // a new value per server (hooks keep state)
+	params   []string              // DSN parameters besides encrypt and certificate
+}
+
+// rows is how many rows of the fault table the scenario makes.
+func (sc faultScenario) rows() int {
+	steps := 1
+	if sc.kind == kindMidResult {
+		steps = 2 // the cut query, then the next one
+	}
+	return len(sc.encrypts) * len(faultTransports) * steps
 }
 
 // faultScenarios returns the scenarios in table order.
 func faultScenarios() []faultScenario {
 	both := []string{encTLS, encPlain}
 	tls := []string{encTLS}
-	return []faultScenario{
+	scs := []faultScenario{
 		{id: "1", name: "server accepts TCP, never answers PRELOGIN", kind: kindConnect, bound: faultConnectBound, encrypts: tls,
 			faults: func() tdstest.Faults {
 				return tdstest.Faults{At: tdstest.PhasePrelogin, Action: tdstest.ActionStall}
@@ -114,6 +135,47 @@ func faultScenarios() []faultScenario {
 			faults: func() tdstest.Faults {
 				return tdstest.Faults{At: tdstest.PhaseQuery, Action: tdstest.ActionStall}
 			}},
+	}
+	idle := []faultScenario{
+		{id: "8", name: "server ends TLS (close_notify, then FIN) on an idle pooled connection", kind: kindIdle, bound: faultQueryBound, encrypts: tls,
+			faults: func() tdstest.Faults { return tdstest.Faults{Hook: afterFirstResponse(tdstest.ActionCloseNotify)} }},
+		{id: "9", name: "server sends an ERROR, then FIN (KILL), on an idle pooled connection", kind: kindIdle, bound: faultQueryBound, encrypts: both,
+			faults: func() tdstest.Faults { return tdstest.Faults{Hook: afterFirstResponse(tdstest.ActionError)} }},
+	}
+	scs = append(scs, idle...)
+	// The idle scenarios again, with go-mssqldb's connection timeout in the DSN.
+	for _, sc := range scs {
+		if sc.kind != kindIdle {
+			continue
+		}
+		sc.id = fmt.Sprintf("%d", len(scs)+1)
+		sc.name += ", connection timeout=1"
+		sc.params = faultTimeout
+		scs = append(scs, sc)
+	}
+	return append(scs, faultScenario{
+		id: fmt.Sprintf("%d", len(scs)+1), name: "query after an early error, response still being read (healthy: never dropped)",
+		kind: kindEarlyError, bound: faultQueryBound, encrypts: both,
+		faults: func() tdstest.Faults { return tdstest.Faults{Hook: everyOtherQuery(tdstest.ActionEarlyError)} },
+	})
+}
+
+// everyOtherQuery returns a Faults.Hook that does a at the first, third, ... request of every
+// connection.
+func everyOtherQuery(a tdstest.Action) func(conn int, p tdstest.Phase) tdstest.Action {
+	var mu sync.Mutex
+	queries := map[int]int{}
+	return func(conn int, p tdstest.Phase) tdstest.Action {
+		if p != tdstest.PhaseQuery {
+			return tdstest.ActionNone
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		queries[conn]++
+		if queries[conn]%2 == 1 {
+			return a
+		}
+		return tdstest.ActionNone
 	}
 }
 

@@ -33,9 +33,11 @@ const faultSlack = 5 * time.Second
 // TestFaults runs every cell of the fault table (faults.go) against in-process tdstest servers,
 // through database/sql as -mode faults does, and checks what the bridge must give the
 // application: a connect that stalls fails within its bound with context.DeadlineExceeded; a
-// pooled connection the server dropped while it idled (FIN or RST, TLS or plaintext) never
-// surfaces as an error; a result cut halfway fails that query, and the next query on the same
-// *sql.DB succeeds; a query the server never answers returns an error. go-mssqldb's own
+// pooled connection the server dropped while it idled (FIN, RST, close_notify then FIN, ERROR
+// then FIN; TLS or plaintext; with and without a connection timeout) never surfaces as an
+// error; a healthy connection whose previous response is still being read is never dropped; a
+// result cut halfway fails that query, and the next query on the same *sql.DB succeeds; a
+// query the server never answers returns an error. go-mssqldb's own
 // transport is recorded (t.Log), not checked, beyond returning: a call of it still blocked past
 // its wait limit is logged as such, and the servers' Close then ends it before the test does.
 func TestFaults(t *testing.T) {
@@ -61,8 +63,12 @@ func TestFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 30 {
-		t.Errorf("%d rows, want 30", len(rows))
+	want := 0
+	for _, sc := range faultScenarios() {
+		want += sc.rows()
+	}
+	if len(rows) != want {
+		t.Errorf("%d rows, want %d", len(rows), want)
 	}
 	for _, row := range rows {
 		name := row.Scenario + "/" + row.Encryption + "/" + row.Transport
@@ -108,6 +114,10 @@ func checkBridgedFault(t *testing.T, row *faultRow) {
 	case kind == kindIdle:
 		if row.Errors != 0 {
 			t.Errorf("%d of %d queries after the idle failed (first: %s), want none", row.Errors, row.Queries, row.Error)
+		}
+	case kind == kindEarlyError:
+		if row.Errors != 0 {
+			t.Errorf("%d of %d healthy connections dropped (first: %s), want none", row.Errors, row.Queries, row.Error)
 		}
 	case kind == kindMidResult && row.Step == "that query":
 		if row.Errors != 1 {
@@ -167,8 +177,12 @@ func TestFaultsMode(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("JSON: %v", err)
 	}
-	if len(rep.Rows) != 30 || rep.Repeat != 1 || rep.CPUModel == "" {
-		t.Errorf("JSON: %d rows, repeat %d, CPU %q; want 30 rows, repeat 1", len(rep.Rows), rep.Repeat, rep.CPUModel)
+	want := 0
+	for _, sc := range faultScenarios() {
+		want += sc.rows()
+	}
+	if len(rep.Rows) != want || rep.Repeat != 1 || rep.CPUModel == "" {
+		t.Errorf("JSON: %d rows, repeat %d, CPU %q; want %d rows, repeat 1", len(rep.Rows), rep.Repeat, rep.CPUModel, want)
 	}
 	for _, r := range rep.Rows {
 		if r.Queries < 1 || len(r.Times) != r.Queries || r.Bound <= 0 {

@@ -48,7 +48,7 @@ func (fs *faultServers) dsn(c faultCell) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("bench: no fault server for %s", c.key())
 	}
-	params := []string{"encrypt=" + c.encrypt}
+	params := append([]string{"encrypt=" + c.encrypt}, c.sc.params...)
 	if c.encrypt != encPlain {
 		params = append(params, "certificate="+s.CAFile())
 	}

@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -153,39 +152,33 @@ func (c *Conn) fill(p []byte) (int, error) {
 	return 0, nil
 }
 
-// readError classifies a socket read error in passthrough or plaintext
-// mode: after Close errClosed; io.EOF as is (crypto/tls needs it bare
-// to tell a clean end at a record boundary); a timeout as a temporary
-// error; anything else becomes the sticky read error. Called with rmu held.
+// readError classifies a socket read error in passthrough or plaintext mode: after Close
+// errClosed; otherwise the socket's own error (io.EOF, a *net.OpError, ...), unwrapped, so that
+// errors read the same as on the bare socket a driver's own transport reads (crypto/tls also
+// needs io.EOF bare to tell a clean end at a record boundary). A timeout and io.EOF are not
+// sticky; anything else becomes the sticky read error. Called with rmu held.
 func (c *Conn) readError(err error) error {
-	phase := "bridge: passthrough: read"
-	if c.ra.plain {
-		phase = "bridge: plaintext: read"
-	}
 	switch {
 	case c.State() == StateClosed:
 		return errClosed
-	case err == io.EOF:
-		return io.EOF
-	case isTimeout(err):
-		return &tempError{msg: phase, err: err}
+	case err == io.EOF, isTimeout(err):
+		return err
 	}
-	c.rerr = fmt.Errorf("%s: %w", phase, err)
-	return c.rerr
+	c.rerr = err
+	return err
 }
 
-// writeError is readError for a socket Write in state s, with the sticky
-// write error. Called with wmu held.
-func (c *Conn) writeError(err error, s State) error {
-	phase := "bridge: " + s.String() + ": write"
+// writeError is readError for a socket Write, with the sticky write error. Called with wmu
+// held.
+func (c *Conn) writeError(err error) error {
 	switch {
 	case c.State() == StateClosed:
 		return errClosed
 	case isTimeout(err):
-		return &tempError{msg: phase, err: err}
+		return err
 	}
-	c.werr = fmt.Errorf("%s: %w", phase, err)
-	return c.werr
+	c.werr = err
+	return err
 }
 
 // Write writes p; what it does depends on the state:
@@ -208,7 +201,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 		}
 		n, err := c.raw.Write(p)
 		if err != nil {
-			err = c.writeError(err, s)
+			err = c.writeError(err)
 		}
 		return n, err
 	case StateHandshake:

@@ -57,9 +57,10 @@
 //
 // In StateFailed the first error, wrapped with the phase it happened in
 // ("bridge: handshake: read PRELOGIN reply: ..."), is returned by every
-// later call (sticky). In passthrough and plaintext mode a permanent
-// socket error is sticky for its own direction only, so a failed Write
-// does not hide bytes already buffered for Read; io.EOF is returned as is.
+// later call (sticky). In passthrough and plaintext mode the socket's own
+// errors are returned as they are (io.EOF, *net.OpError), as a bare socket
+// returns them; a permanent one is sticky for its own direction only, so a
+// failed Write does not hide bytes already buffered for Read.
 // Timeouts are never sticky: after one, a new deadline lets the next call
 // succeed (during the handshake only if no byte of the message had moved).
 //
