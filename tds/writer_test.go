@@ -364,3 +364,20 @@ func TestWriterErrorsAreSticky(t *testing.T) {
 		t.Errorf("Write = %d, %v; want 8, errBroken", n, err)
 	}
 }
+
+// TestWriterClear: the Writer's buffer keeps the bytes of the packets it wrote (the last one,
+// and where the last was shorter, the tail of the one before); Clear zeroes all of it.
+func TestWriterClear(t *testing.T) {
+	w := NewWriter(io.Discard, 512)
+	secret := bytes.Repeat([]byte{0xA5}, 700) // one full packet, then a shorter one
+	if err := w.WriteMessage(TypeLogin7, secret); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(w.buf, []byte{0xA5, 0xA5, 0xA5, 0xA5}) {
+		t.Fatal("the buffer holds nothing of the message: the test shows nothing")
+	}
+	w.Clear()
+	if !bytes.Equal(w.buf, make([]byte, len(w.buf))) {
+		t.Fatal("bytes of the message are left in the buffer after Clear")
+	}
+}
