@@ -92,8 +92,11 @@
 //
 // A failed TLS handshake is diagnosed (tlserrors.go), with the facts and the remedy in the
 // message, as a type for errors.As that keeps the crypto/tls or x509 cause reachable:
-// *TLSVersionError (the server offers only TLS 1.0/1.1: tlsmin=1.0 sets MinVersion, at the
-// cost of deprecated protocols), *CipherSuiteError (handshake_failure, most likely no suite in
+// *TLSVersionError (no version in common: a server offering only TLS 1.0/1.1, which tlsmin=1.0
+// allows at the cost of deprecated protocols, or only TLS 1.3, above the bridge's TLS 1.2 cap
+// inside PRELOGIN, which tlsmin=1.3 or encrypt=strict lifts), *TDS8UnsupportedError
+// (encrypt=strict, and the server closed without answering the ClientHello: it may not speak
+// TDS 8.0), *CipherSuiteError (handshake_failure, most likely no suite in
 // common: older servers speak only RSA key exchange, see WithRSAKeyExchange),
 // *HostnameMismatchError (the certificate's names, the name checked, whether the host came from
 // a routing redirect), *UnknownAuthorityError (subject and issuer; certificate= or
@@ -151,6 +154,19 @@
 //   - A failover partner's certificate is checked against the partner's name (the host
 //     dialed), as a routed host's is; go-mssqldb's own TLS checks it against the primary's
 //     name. hostNameInCertificate fixes the name for both.
+//
+// # Dead connections
+//
+// A pooled connection the server closed while it sat idle fails the next request before any
+// byte of it is sent, with a *DeadConnectionError that go-mssqldb takes for a bad connection,
+// so database/sql runs the request on a new connection. A connection counts as dead only when
+// the server closed or reset it (seen with poll's POLLRDHUP on Linux and FreeBSD even behind
+// unread bytes, such as a TLS close_notify or a session ticket; with a non-blocking peek on
+// other Unix systems) or an earlier read failed; bytes waiting never make it dead, since they
+// may be the rest of a response go-mssqldb stopped reading at an early error. The look is
+// taken only after 50 ms without a socket read or a request, never waits,
+// and ignores the deadlines go-mssqldb sets (connection timeout). After Close every Read and
+// Write fails at once, whatever is still buffered.
 //
 // # Deadlines
 //
