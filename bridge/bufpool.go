@@ -2,19 +2,13 @@ package bridge
 
 import "sync"
 
-// bufPool hands out read-ahead buffers of one size. A Conn takes a buffer
-// when a read needs the socket and gives it back as soon as every byte in
-// it was handed out, so an idle connection holds no buffer. Buffers travel
-// as *[]byte so that get and put allocate nothing.
+// bufPool hands out read-ahead buffers of one size (see readAhead for when a Conn holds one), as
+// *[]byte so that get and put allocate nothing.
 //
-// The last spareMax buffers given back wait in spare, where a get from any
-// goroutine finds them; the rest go to a sync.Pool, which the garbage
-// collector empties. A sync.Pool alone keeps the last buffer a processor
-// (P) put in a slot of that P, which a get on another P never looks at: a
-// reader whose goroutine the scheduler moves between Ps allocates a fresh
-// buffer for many socket reads, and a heap churning 64 KiB objects grows
-// and faults in pages the runtime had given back to the kernel. At most
-// spareMax*size bytes per size stay allocated for good.
+// The last spareMax buffers given back wait in spare, where a get on any processor finds them;
+// the rest go to a sync.Pool, whose per-processor slots a get on another processor never sees
+// (docs/design.md, "The read path", has what that cost). At most spareMax*size bytes per size
+// stay allocated for good.
 type bufPool struct {
 	size int
 
@@ -24,8 +18,7 @@ type bufPool struct {
 	pool sync.Pool
 }
 
-// spareMax is how many buffers of one size bufPool keeps outside its
-// sync.Pool.
+// spareMax is how many buffers of one size bufPool keeps outside its sync.Pool.
 const spareMax = 4
 
 // bufPools holds one *bufPool per buffer size in use (Options.ReadAheadSize).

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Item 11: TLSConfig clones, caps the version unless TLS 1.3 is
+// TLSConfig clones, caps the version unless TLS 1.3 is
 // allowed, turns off dynamic record sizing and never mutates its input.
 func TestTLSConfig(t *testing.T) {
 	tests := []struct {

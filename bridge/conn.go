@@ -10,16 +10,12 @@ import (
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
-// Conn is the net.Conn that sits between crypto/tls (tls.Client or
-// tls.Server) and the TCP socket. See the package documentation for the
-// modes and the state diagram.
+// Conn is the [net.Conn] between crypto/tls and the TCP socket; the package documentation has its
+// modes, its states and which errors are sticky.
 //
-// Concurrency: Read and Write may run at the same time in different
-// goroutines; several concurrent Reads (or Writes) are serialised. Close,
-// State, the deadline methods and the address methods may be called at any
-// time, and Close unblocks a Read and a Write blocked in other goroutines.
-// StartPassthrough and StartPlaintext must not run concurrently with Read.
-// Which errors are sticky is in the package documentation ("States").
+// Read and Write may run concurrently; concurrent Reads (or Writes) are serialised. Close, State,
+// the deadline and address methods may be called at any time, and Close unblocks a blocked Read
+// and Write.
 type Conn struct {
 	raw  net.Conn
 	role Role
@@ -31,12 +27,9 @@ type Conn struct {
 	rmu  sync.Mutex
 	ra   readAhead // passthrough and plaintext
 	rerr error     // first permanent read error in passthrough or plaintext mode
-	// Handshake mode: hsIn reads the peer's messages straight from the
-	// socket; hsPayload is the unread rest of the current message (it
-	// aliases hsIn's buffer and is valid until the next ReadMessage);
-	// hsMessages counts the messages received; hsRead counts bytes read
-	// from the socket (to tell a timeout before a message from one
-	// inside it).
+	// Handshake mode: hsPayload, the unread rest of the current message, aliases hsIn's buffer
+	// until the next ReadMessage; hsRead counts socket bytes, to tell a timeout before a
+	// message from one inside it.
 	hsIn       *tds.Reader
 	hsPayload  []byte
 	hsMessages int
@@ -45,19 +38,16 @@ type Conn struct {
 	// Write side, protected by wmu. Lock order: rmu before wmu.
 	wmu  sync.Mutex
 	werr error // first permanent write error in passthrough or plaintext mode
-	// Handshake mode: flight collects what the TLS layer writes until it
-	// next reads; hsOut frames it into PRELOGIN packets; hsFlights counts
-	// the flights sent; hsWritten counts bytes written to the socket.
+	// Handshake mode: flight collects what the TLS layer writes until it next reads; hsOut
+	// frames it into PRELOGIN packets.
 	flight    []byte
 	hsOut     *tds.Writer
 	hsFlights int
 	hsWritten int64
 }
 
-// New returns a bridge over raw. Unless opts.Direct is set it starts in
-// StateHandshake; hand it to tls.Client or tls.Server, run the handshake,
-// then call StartPassthrough (or StartPlaintext for login-only encryption).
-// The Conn owns raw from now on: use raw only through the Conn.
+// New returns a bridge over raw, in [StateHandshake] unless opts.Direct is set ([Client] and
+// [Server] also make the tls.Conn). The Conn owns raw from now on: use raw only through it.
 func New(raw net.Conn, opts Options) *Conn {
 	c := &Conn{raw: raw, role: opts.Role, pool: poolFor(max(opts.ReadAheadSize, DefaultReadAheadSize))}
 	if opts.Direct {
@@ -78,23 +68,12 @@ func New(raw net.Conn, opts Options) *Conn {
 	return c
 }
 
-// State returns the current state. It may change as soon as it returns
-// (Close from another goroutine, a failure).
+// State returns the current state, which may change as soon as it returns.
 func (c *Conn) State() State { return c.sm.State() }
 
-// Read reads into p; what it reads depends on the state:
-//   - handshake: the payload of the peer's next PRELOGIN message, after
-//     sending the flight buffered by earlier Writes;
-//   - passthrough: at most one TLS record's bytes (see CoalesceRecords for
-//     more), from the read-ahead buffer, reading the socket only when
-//     nothing is buffered;
-//   - plaintext: raw bytes from the read-ahead buffer, reading the socket
-//     only when the buffer is empty.
-//
-// Read blocks until data arrives, the deadline passes or Close is called.
-// A timeout is not sticky. In passthrough and plaintext mode the end of
-// the stream is io.EOF, unwrapped; during the handshake it is an error
-// wrapping io.ErrUnexpectedEOF.
+// Read reads into p what the mode gives (see the package documentation) and blocks until data
+// arrives, the deadline passes or Close is called. The end of the stream is [io.EOF] in
+// passthrough and plaintext, an error wrapping [io.ErrUnexpectedEOF] during the handshake.
 func (c *Conn) Read(p []byte) (n int, err error) {
 	c.rmu.Lock()
 	if s := c.State(); s != StatePassthrough && s != StatePlaintext {
@@ -125,11 +104,10 @@ func (c *Conn) readOther(p []byte) (int, error) {
 	return 0, c.stickyErr(s)
 }
 
-// fill reads the socket once for a Read that can hand out nothing: into
-// the read-ahead buffer, or, in plaintext, straight into p when p is as
-// large as that buffer (one copy less), returning the bytes read into p.
-// The socket is read here, one frame below Read: see "Stack depth" in
-// doc.go. Called with rmu held, in passthrough or plaintext mode.
+// fill reads the socket once for a Read that can hand out nothing: into the read-ahead buffer,
+// or in plaintext straight into p when p is as large as that buffer (one copy less); it returns
+// the bytes read into p. It is the one frame between Read and the socket (docs/design.md, "Stack
+// depth"). Called with rmu held, in passthrough or plaintext mode.
 func (c *Conn) fill(p []byte) (int, error) {
 	var err error
 	switch {
@@ -152,11 +130,10 @@ func (c *Conn) fill(p []byte) (int, error) {
 	return 0, nil
 }
 
-// readError classifies a socket read error in passthrough or plaintext mode: after Close
-// errClosed; otherwise the socket's own error (io.EOF, a *net.OpError, ...), unwrapped, so that
-// errors read the same as on the bare socket a driver's own transport reads (crypto/tls also
-// needs io.EOF bare to tell a clean end at a record boundary). A timeout and io.EOF are not
-// sticky; anything else becomes the sticky read error. Called with rmu held.
+// readError classifies a socket read error in passthrough or plaintext: errClosed after Close,
+// else the socket's own error unwrapped, as a driver's own transport would see it (crypto/tls
+// also needs a bare io.EOF at a record boundary). Anything but a timeout or io.EOF becomes rerr.
+// Called with rmu held.
 func (c *Conn) readError(err error) error {
 	switch {
 	case c.State() == StateClosed:
@@ -168,8 +145,7 @@ func (c *Conn) readError(err error) error {
 	return err
 }
 
-// writeError is readError for a socket Write, with the sticky write error. Called with wmu
-// held.
+// writeError is readError for a socket Write, with werr. Called with wmu held.
 func (c *Conn) writeError(err error) error {
 	switch {
 	case c.State() == StateClosed:
@@ -181,15 +157,9 @@ func (c *Conn) writeError(err error) error {
 	return err
 }
 
-// Write writes p; what it does depends on the state:
-//   - handshake: appends p to the current flight and returns len(p)
-//     without touching the socket (the next Read, StartPassthrough or
-//     StartPlaintext sends the flight as one PRELOGIN message);
-//   - passthrough and plaintext: makes exactly one Write of p itself on
-//     the socket, without copying, and blocks while the socket does not
-//     accept the bytes.
-//
-// Concurrent Writes are serialised. A timeout is not sticky.
+// Write in handshake mode appends p to the flight and returns len(p), sending the flight only if p
+// holds an alert; in passthrough and plaintext it makes exactly one socket Write of p itself,
+// without copying, and blocks while the socket does not accept the bytes.
 func (c *Conn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -207,9 +177,8 @@ func (c *Conn) Write(p []byte) (int, error) {
 	case StateHandshake:
 		c.flight = append(c.flight, p...)
 		if hasAlert(p) {
-			// A TLS layer that sends an alert during the handshake (it refuses the peer's
-			// version, suites or certificate) does not read again: send the flight now,
-			// or the peer would see the connection close without being told why.
+			// A TLS layer that sends an alert does not read again: send it now, or the
+			// peer would see the connection close without being told why.
 			if err := c.flushLocked(); err != nil {
 				return 0, err
 			}
@@ -220,12 +189,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 	}
 }
 
-// Close closes the socket, which unblocks a Read and a Write in other
-// goroutines; they and every later call return an error matching
-// net.ErrClosed, bytes read ahead included: they are dropped, and the
-// buffer goes back to the pool at once, or when a Read in progress returns.
-// A second Close returns such an error too. Close sends nothing: a flight
-// still buffered in handshake mode is dropped.
+// Close closes the socket, unblocking a Read and a Write in other goroutines; they and every later
+// call, a second Close included, return an error matching [net.ErrClosed]. Close sends nothing:
+// buffered bytes both ways are dropped, and the read-ahead buffer goes back to the pool.
 func (c *Conn) Close() error {
 	if err := c.transition(StateClosed, nil); err != nil {
 		return errClosed
@@ -244,11 +210,8 @@ func (c *Conn) LocalAddr() net.Addr { return c.raw.LocalAddr() }
 // RemoteAddr returns the socket's remote address.
 func (c *Conn) RemoteAddr() net.Addr { return c.raw.RemoteAddr() }
 
-// SetDeadline sets the socket's read and write deadlines; they apply in
-// every mode. A Read or Write that times out returns a net.Error whose
-// Timeout reports true, the Conn does not fail, and a later call with a
-// new deadline may succeed (except when a handshake message was partly
-// read or written, which loses the framing and fails the Conn).
+// SetDeadline sets the socket's deadlines, which apply in every mode. A timeout is a [net.Error]
+// whose Timeout reports true; whether the Conn survives it is in the package documentation.
 func (c *Conn) SetDeadline(t time.Time) error { return c.raw.SetDeadline(t) }
 
 // SetReadDeadline sets the socket's read deadline; see SetDeadline.

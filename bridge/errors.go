@@ -7,33 +7,27 @@ import (
 )
 
 var (
-	// ErrState: a method was called in a state that does not allow it,
-	// e.g. StartPassthrough twice, or StartPassthrough after StartPlaintext.
+	// ErrState: a method was called in a state that does not allow it, e.g. StartPassthrough
+	// twice, or after StartPlaintext.
 	ErrState = errors.New("bridge: not allowed in this state")
-	// ErrHandshakeIncomplete: StartPassthrough or StartPlaintext was called
-	// while a TLS handshake over the bridge had not finished (no message
-	// exchanged in one of the two directions, or a Read still waiting for
-	// the peer's next message).
+	// ErrHandshakeIncomplete: StartPassthrough, StartPlaintext or CoalesceRecords was called
+	// before the TLS handshake finished (no message yet one way, or a Read waiting for one).
 	ErrHandshakeIncomplete = errors.New("bridge: TLS handshake not complete")
-	// ErrReadInProgress: StartPassthrough or StartPlaintext was called
-	// while a Read was running in another goroutine.
+	// ErrReadInProgress: StartPassthrough, StartPlaintext or CoalesceRecords was called while a
+	// Read ran in another goroutine.
 	ErrReadInProgress = errors.New("bridge: a Read is in progress")
 )
 
 // errClosed is returned by every call after Close; it matches net.ErrClosed.
 var errClosed = fmt.Errorf("bridge: %w", net.ErrClosed)
 
-// errWouldBlock is what Read returns in a Reader's no-block mode when
-// serving the next record would need the socket. crypto/tls returns it
-// from (*tls.Conn).Read without keeping it, being a temporary net.Error;
-// it never leaves the package through Reader.
+// errWouldBlock is Read's answer in a Reader's no-block mode when the next record would need the
+// socket. crypto/tls passes it up without keeping it (see tempError); Reader never returns it.
 var errWouldBlock error = &tempError{msg: "bridge: no complete record buffered (would block)"}
 
-// tempError is the bridge's one timeout error: a timeout from the socket
-// (err) with the bridge's context, or errWouldBlock. It is a net.Error
-// whose Timeout and Temporary report true, so that crypto/tls, which
-// type-asserts net.Error, does not make it sticky; errors.Is matches err
-// (for example os.ErrDeadlineExceeded).
+// tempError is the bridge's one timeout error: a socket timeout (err) with the bridge's context,
+// or errWouldBlock. Timeout and Temporary report true so that crypto/tls, which type-asserts
+// net.Error, does not make it sticky; errors.Is matches err (os.ErrDeadlineExceeded).
 type tempError struct {
 	msg string
 	err error

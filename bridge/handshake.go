@@ -8,9 +8,7 @@ import (
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
-// hsSocketReader is the socket as the handshake's tds.Reader sees it: it
-// counts the bytes read so that a timeout before the first byte of a
-// message can be told from one in the middle of it. Used under rmu.
+// hsSocketReader is the socket under the handshake's tds.Reader, counting hsRead. Used under rmu.
 type hsSocketReader struct{ c *Conn }
 
 func (r hsSocketReader) Read(p []byte) (int, error) {
@@ -19,8 +17,7 @@ func (r hsSocketReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// hsSocketWriter is the socket as the handshake's tds.Writer sees it; it
-// counts the bytes written. Used under wmu.
+// hsSocketWriter is hsSocketReader for the tds.Writer (hsWritten). Used under wmu.
 type hsSocketWriter struct{ c *Conn }
 
 func (w hsSocketWriter) Write(p []byte) (int, error) {
@@ -37,10 +34,8 @@ func (c *Conn) readPhase() string {
 	return "bridge: handshake: read PRELOGIN request"
 }
 
-// readHandshake serves the unread payload of the peer's current message;
-// when there is none it sends the buffered flight and reads the peer's
-// next message (a message with an empty payload is skipped). Called with
-// rmu held.
+// readHandshake serves the unread payload of the peer's current message; when there is none it
+// sends the flight and reads the next message, skipping empty ones. Called with rmu held.
 func (c *Conn) readHandshake(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -66,10 +61,9 @@ func (c *Conn) readHandshake(p []byte) (int, error) {
 }
 
 // SendPending sends the flight the TLS layer wrote since it last read, if any, as one PRELOGIN
-// message, and does nothing outside handshake mode. Call it when the handshake failed: the
-// last flight is then the alert that tells the peer why. Write sends an alert record at once by
-// itself, but a TLS 1.3 alert after ServerHello is encrypted, its record typed as application
-// data, and cannot be told from the other records of a flight.
+// message; outside handshake mode it does nothing. Call it when the handshake failed, so that the
+// peer gets the alert: Write sends a plain alert at once, but a TLS 1.3 alert after ServerHello
+// is encrypted, typed as application data, and looks like any other record of a flight.
 func (c *Conn) SendPending() error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -79,8 +73,7 @@ func (c *Conn) SendPending() error {
 	return c.flushLocked()
 }
 
-// flushLocked sends the buffered flight, if any, as one PRELOGIN message
-// (packets of at most 4096 bytes, EOM on the last). Called with wmu held.
+// flushLocked sends the flight, if any, as one PRELOGIN message. Called with wmu held.
 func (c *Conn) flushLocked() error {
 	if len(c.flight) == 0 {
 		return nil
@@ -94,11 +87,9 @@ func (c *Conn) flushLocked() error {
 	return nil
 }
 
-// handshakeError turns err from the socket or the framing into the error
-// to return. A timeout that happened before any byte of the message was
-// moved (clean) is returned as a temporary error and leaves the Conn in
-// handshake mode; every other error fails the Conn, wrapped with phase.
-// The peer closing the connection is reported as io.ErrUnexpectedEOF.
+// handshakeError turns err from the socket or the framing into the error to return: a timeout
+// before any byte of the message moved (clean) leaves the Conn in handshake mode; anything else
+// fails it, wrapped with phase, the peer's close as io.ErrUnexpectedEOF.
 func (c *Conn) handshakeError(phase string, err error, clean bool) error {
 	if c.State() == StateClosed {
 		return errClosed
@@ -112,15 +103,9 @@ func (c *Conn) handshakeError(phase string, err error, clean bool) error {
 	return c.fail(fmt.Errorf("%s: %w", phase, err))
 }
 
-// leaveHandshake ends handshake mode on the way to state to: it checks
-// that the handshake is complete (or, for plaintext, that none ran), sends
-// the flight the TLS layer wrote last without reading (e.g. the client
-// Finished of TLS 1.3 or of a resumed TLS 1.2 session, the final flight of
-// a TLS 1.2 server) as a PRELOGIN message, except a server's TLS 1.3
-// post-handshake records, which go out raw, and moves the
-// unread rest of the peer's last message into the read-ahead buffer, where
-// it is served before anything from the socket. Called with rmu and wmu
-// held.
+// leaveHandshake ends handshake mode on the way to state to: it checks that the handshake is
+// complete (for plaintext: or that none ran), sends the last flight (see StartPassthrough) and
+// seeds the read-ahead with the rest of the peer's last message. Called with rmu and wmu held.
 func (c *Conn) leaveHandshake(to State, name string) error {
 	sent := c.hsFlights > 0 || len(c.flight) > 0
 	received := c.hsMessages > 0
@@ -129,12 +114,9 @@ func (c *Conn) leaveHandshake(to State, name string) error {
 			name, c.hsFlights, c.hsMessages, ErrHandshakeIncomplete)
 	}
 	if c.role == RoleServer && len(c.flight) > 0 && c.flight[0] == recordTypeApplicationData {
-		// A TLS 1.3 server that sends its session tickets only after the
-		// client's Finished (crypto/tls does so when it asked for a client
-		// certificate) writes them after its handshake ended, when the
-		// client has switched already: they are post-handshake records
-		// and go out raw. No TLS 1.2 server flight starts with an
-		// application-data record.
+		// A TLS 1.3 server that asked for a client certificate sends its session tickets
+		// after the client's Finished, when the client has switched already: they go out
+		// raw. No TLS 1.2 server flight starts with an application-data record.
 		if _, err := c.raw.Write(c.flight); err != nil {
 			return c.handshakeError("bridge: "+name+": send post-handshake records", err, false)
 		}
@@ -148,11 +130,11 @@ func (c *Conn) leaveHandshake(to State, name string) error {
 	return nil
 }
 
-// recordTypeAlert is the content type of a TLS alert record (RFC 8446 5.1, RFC 5246 6.2.1).
+// recordTypeAlert is the content type of a TLS alert (RFC 8446 5.1, RFC 5246 6.2.1).
 const recordTypeAlert = 0x15
 
-// hasAlert reports whether p, whole TLS records as the TLS layer writes them, holds an alert
-// record. It stops at the first header it cannot follow.
+// hasAlert reports whether p, whole records as the TLS layer writes them, holds an alert record;
+// it stops at the first header it cannot follow.
 func hasAlert(p []byte) bool {
 	for len(p) >= recordHeaderLen {
 		if p[0] == recordTypeAlert {

@@ -39,9 +39,9 @@ func readN(t *testing.T, c *Conn, n, chunk int) []byte {
 	return out
 }
 
-// Item 1: a flight written in pieces goes out as one message, split into
+// A flight written in pieces goes out as one message, split into
 // packets of at most 4096 bytes with EOM on the last, only when the
-// bridge reads; item 2: the peer's payload is handed over across as many
+// bridge reads; the peer's payload is handed over across as many
 // Reads as it takes, and a flight sent as several messages is read
 // message after message.
 func TestHandshakeFlightAndPayload(t *testing.T) {
@@ -104,7 +104,7 @@ func TestHandshakeFlightAndPayload(t *testing.T) {
 	}
 }
 
-// Item 2 and 4: packet types accepted per role; anything else fails the
+// Packet types accepted per role; anything else fails the
 // bridge with an error that names the type, returned by every later call.
 func TestHandshakePacketTypes(t *testing.T) {
 	tests := []struct {
@@ -160,7 +160,7 @@ func TestHandshakePacketTypes(t *testing.T) {
 	}
 }
 
-// Item 3: data written while a response is outstanding goes out after the
+// Data written while a response is outstanding goes out after the
 // response arrived, as a message of its own.
 func TestHandshakeWriteWhileWaiting(t *testing.T) {
 	for _, tr := range transports {
@@ -221,7 +221,7 @@ func TestHandshakeWriteWhileWaiting(t *testing.T) {
 	}
 }
 
-// Item 5: during the handshake the bridge reads exactly the message it
+// During the handshake the bridge reads exactly the message it
 // waits for; bytes after it stay in the socket.
 func TestHandshakeNoReadPastMessage(t *testing.T) {
 	for _, tr := range transports {
@@ -245,7 +245,7 @@ func TestHandshakeNoReadPastMessage(t *testing.T) {
 	}
 }
 
-// Item 10 in handshake mode: a timeout before the first byte of a message
+// In handshake mode, a timeout before the first byte of a message
 // is not sticky; a timeout inside a message fails the bridge.
 func TestHandshakeTimeout(t *testing.T) {
 	for _, tr := range transports {
@@ -278,7 +278,7 @@ func TestHandshakeTimeout(t *testing.T) {
 	}
 }
 
-// Item 6: the switch checks its preconditions.
+// The switch checks its preconditions.
 func TestStartPreconditions(t *testing.T) {
 	t.Run("before any exchange", func(t *testing.T) {
 		c, _ := net.Pipe()
@@ -391,7 +391,7 @@ func TestStartKeepsUnreadPayload(t *testing.T) {
 	}
 }
 
-// Item 2 and 4 with real TLS: a server that answers the ClientHello with
+// With real TLS, a server that answers the ClientHello with
 // a packet of the wrong type, or changes type inside a message, fails the
 // handshake with an error that says so.
 func TestHandshakeWrongTypeMidHandshake(t *testing.T) {

@@ -5,44 +5,31 @@ import (
 	"fmt"
 )
 
-// StartPassthrough ends the handshake: it sends the flight the TLS layer
-// wrote after its last Read (the TLS 1.3 client Finished, the Finished of
-// a resumed TLS 1.2 session, a TLS 1.2 server's final flight) as one
-// PRELOGIN message, then switches to passthrough, where TLS records go
-// straight to and from the socket. Bytes of the peer's last handshake
-// message that the TLS layer has not read yet (e.g. TLS 1.3 session
-// tickets) are served first.
+// StartPassthrough ends the handshake: it sends the flight the TLS layer wrote after its last
+// Read (a TLS 1.3 client Finished, a resumed TLS 1.2 session's Finished, a TLS 1.2 server's final
+// flight) as one PRELOGIN message and switches to passthrough, where the unread rest of the
+// peer's last handshake message (TLS 1.3 session tickets) is served first.
 //
-// Call it right after the tls.Conn's Handshake returned nil, before the
-// first application Write (until the switch, a Write is still buffered as
-// part of a PRELOGIN flight), and not while a Read runs in another
-// goroutine (ErrReadInProgress). It returns an error
-// wrapping ErrHandshakeIncomplete if no message has gone both ways yet,
-// ErrState when not in handshake mode (e.g. a second call), the sticky
-// error after a failure, and an error matching net.ErrClosed after Close.
-// If sending the flight fails, the Conn fails with that error.
+// Call it after the tls.Conn's Handshake returned nil, before the first application Write.
+// Errors: [ErrReadInProgress], [ErrHandshakeIncomplete] before a message went each way,
+// [ErrState] outside handshake mode, the sticky error (a failure to send the flight included),
+// [net.ErrClosed].
 func (c *Conn) StartPassthrough() error {
 	return c.start(StatePassthrough, "StartPassthrough")
 }
 
-// CoalesceRecords makes every later passthrough Read hand the TLS layer,
-// after the record it must serve, the records that follow in the
-// read-ahead buffer while they are application data longer than the
-// empty-record threshold of cs, the last one possibly in part (the rule is
-// readAhead.hand). A tls.Conn read on its own then reads the bridge once per
-// socket read rather than once per record: fewer calls, and fewer of the
-// small allocations crypto/tls makes per read of its underlying conn. A
-// Read still never waits for bytes it was not asked for, never hands over
-// a record of another type after the first, and reports an error only
+// CoalesceRecords makes every later passthrough Read hand the TLS layer, after the record it must
+// serve, the buffered records that follow while they are application data longer than the
+// empty-record threshold of cs, the last one possibly in part. A tls.Conn read on its own then
+// reads the bridge once per socket read rather than once per record, with fewer of the
+// allocations crypto/tls makes per read. A Read still never waits for bytes it was not asked
+// for, never hands over a record of another type after the first, and reports an error only
 // after the data in front of it.
 //
-// Call it once the handshake is complete (cs from the tls.Conn's
-// ConnectionState), in passthrough mode, for a Conn that stays in
-// passthrough until it is closed: records beyond the one being read may
-// then sit in the tls.Conn, so StartPlaintext afterwards fails with
-// ErrState. Errors: ErrHandshakeIncomplete when cs is not of a completed
-// handshake, ErrState outside passthrough mode. Not to be called while a
-// Read runs in another goroutine (ErrReadInProgress).
+// Call it in passthrough once the handshake is complete (cs from
+// [tls.Conn.ConnectionState]), for a Conn that stays in passthrough: records past the one read
+// may then sit in the tls.Conn, so a later StartPlaintext fails with [ErrState]. Errors:
+// [ErrHandshakeIncomplete], [ErrState] outside passthrough, [ErrReadInProgress].
 func (c *Conn) CoalesceRecords(cs tls.ConnectionState) error {
 	if !cs.HandshakeComplete {
 		return fmt.Errorf("bridge: CoalesceRecords: %w", ErrHandshakeIncomplete)

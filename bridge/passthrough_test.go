@@ -17,7 +17,7 @@ func record(typ byte, n int, seed int) []byte {
 	return append([]byte{typ, 3, 3, byte(n >> 8), byte(n)}, pattern(n, seed)...)
 }
 
-// Item 7: Write passes the caller's slice to exactly one socket Write, and
+// Write passes the caller's slice to exactly one socket Write, and
 // with TLSConfig one TDS-sized tls.Conn Write is one record.
 func TestPassthroughWriteNoCopy(t *testing.T) {
 	small, _ := pkis(t)
@@ -63,7 +63,7 @@ func TestPassthroughWriteNoCopy(t *testing.T) {
 	}
 }
 
-// Item 8: Read hands out at most one record per call and knows the next
+// Read hands out at most one record per call and knows the next
 // one; plain bytes after the records are framed the same way.
 func TestPassthroughOneRecordPerRead(t *testing.T) {
 	for _, tr := range append(transports, memTransport) {
@@ -91,7 +91,7 @@ func TestPassthroughOneRecordPerRead(t *testing.T) {
 	}
 }
 
-// Item 8, backpressure toward the peer: the bridge reads the socket only
+// Backpressure toward the peer: the bridge reads the socket only
 // for a Read that found nothing buffered, so when the reader stops, the
 // bridge stops and the peer's writes stall.
 func TestPassthroughReadBackpressure(t *testing.T) {
@@ -132,7 +132,7 @@ func TestPassthroughReadBackpressure(t *testing.T) {
 	}
 }
 
-// Item 8, backpressure toward the caller: Write blocks while the peer does
+// Backpressure toward the caller: Write blocks while the peer does
 // not read, until the deadline; the timeout is not sticky.
 func TestPassthroughWriteBackpressure(t *testing.T) {
 	for _, tr := range transports {
@@ -161,7 +161,7 @@ func TestPassthroughWriteBackpressure(t *testing.T) {
 	}
 }
 
-// Item 10: read deadlines reach the socket and are not sticky, for the
+// Read deadlines reach the socket and are not sticky, for the
 // bridge and for the tls.Conn above it.
 func TestPassthroughReadDeadline(t *testing.T) {
 	small, _ := pkis(t)
@@ -183,7 +183,7 @@ func TestPassthroughReadDeadline(t *testing.T) {
 	}
 }
 
-// Item 10: Close unblocks a Read and a Write blocked in other goroutines.
+// Close unblocks a Read and a Write blocked in other goroutines.
 func TestCloseUnblocks(t *testing.T) {
 	for _, tr := range transports {
 		for _, st := range []State{StateHandshake, StatePassthrough, StatePlaintext} {
@@ -238,7 +238,7 @@ func TestCloseUnblocks(t *testing.T) {
 	}
 }
 
-// Item 10: in passthrough the end of the socket is io.EOF for the layer
+// In passthrough the end of the socket is io.EOF for the layer
 // above, after all the data.
 func TestPassthroughEOF(t *testing.T) {
 	small, _ := pkis(t)

@@ -1,21 +1,13 @@
 package bridge
 
-// StartPlaintext switches to plaintext mode, where both directions carry
-// raw bytes: Read serves the read-ahead buffer without record framing and
-// Write goes straight to the socket.
+// StartPlaintext switches to plaintext: raw bytes both ways, Read from the read-ahead buffer
+// without record framing, Write straight to the socket. For login-only encryption call it in
+// passthrough once the first LOGIN7 packet went out or came in inside TLS (what was read ahead
+// after its record comes out as plaintext); for a connection without TLS, in handshake mode
+// before any TLS byte moved. After a handshake it first does what [Conn.StartPassthrough] does.
 //
-// Two uses: login-only encryption, after the first LOGIN7 packet went out
-// (client) or came in (server) inside TLS (call it in passthrough mode:
-// what was read ahead after the record that carried LOGIN7 is served as
-// plaintext, since passthrough hands TLS one record at a time); and
-// connections without TLS (call it in handshake mode before any TLS byte
-// moved). After a handshake in handshake mode it first does what
-// StartPassthrough does.
-//
-// It must not run while a Read runs in another goroutine
-// (ErrReadInProgress). Errors: ErrHandshakeIncomplete if a handshake
-// started but did not finish, ErrState in plaintext mode, the sticky error
-// after a failure, net.ErrClosed after Close.
+// Errors: [ErrReadInProgress], [ErrHandshakeIncomplete] if a handshake started but did not
+// finish, [ErrState] in plaintext or after CoalesceRecords, the sticky error, [net.ErrClosed].
 func (c *Conn) StartPlaintext() error {
 	return c.start(StatePlaintext, "StartPlaintext")
 }

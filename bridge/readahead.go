@@ -5,36 +5,27 @@ import "io"
 // TLS record layer constants (RFC 5246 section 6.2, RFC 8446 section 5).
 const (
 	recordHeaderLen = 5
-	// maxRecordLen is the largest record crypto/tls accepts (TLSCiphertext
-	// of 2^14+2048 bytes, plus the header).
+	// maxRecordLen is the largest record crypto/tls accepts: header and 2^14+2048 bytes.
 	maxRecordLen = recordHeaderLen + 16384 + 2048
 
 	recordTypeApplicationData = 0x17
 )
 
-// DefaultReadAheadSize is the read-ahead buffer size used when
-// Options.ReadAheadSize is smaller (including 0).
+// DefaultReadAheadSize is the smallest read-ahead buffer (see [Options.ReadAheadSize]).
 const DefaultReadAheadSize = 64 << 10
 
-// readAhead is the one buffer between the socket and the layer above in
-// passthrough and plaintext mode: buf[r:w] holds bytes read from the
-// socket and not yet handed out. A Read hands out what hand allows and
-// reads the socket (Conn.fill) only when it allows nothing.
+// readAhead is the one buffer between the socket and the layer above in passthrough and
+// plaintext: buf[r:w] holds bytes read and not yet handed out. All fields are protected by
+// Conn.rmu.
 //
-// Buffer ownership: buf is nil while nothing is buffered, so an idle
-// connection holds no buffer. space takes a buffer of the configured size
-// from pool, and the hand-out of its last byte gives it back (release).
-// Right after the handshake buf may instead be the seed, the unread rest
-// of the peer's last handshake message, served as it is and dropped when
-// drained. A Read that waits on the socket holds its buffer while it waits.
+// Ownership: buf is nil while nothing is buffered; space takes a buffer from pool and the
+// hand-out of its last byte gives it back (release). Right after the handshake buf may be the
+// seed, the unread rest of the peer's last handshake message, dropped when drained. A Read that
+// waits on the socket holds its buffer while it waits.
 //
-// Record framing (passthrough): recLeft is the number of bytes of the
-// current record still to be handed out; 0 means r is at a record
-// boundary, or inside a header of which only hdrHave (< 5) bytes were
-// handed out so far (kept in hdr). recType and recLen (the header's length
-// field) describe the current record while recLeft > 0.
-//
-// All fields are protected by Conn.rmu.
+// Framing (passthrough): recLeft counts the bytes of the current record still to hand out; 0
+// means r is at a record boundary or inside a header of which hdrHave (< 5) bytes, kept in hdr,
+// were handed out. recType and recLen (the length field) describe the record while recLeft > 0.
 type readAhead struct {
 	pool *bufPool
 	bufp *[]byte // the pooled buffer buf is, or nil (buf is nil or the seed)
@@ -47,18 +38,14 @@ type readAhead struct {
 	hdr     [recordHeaderLen]byte
 	hdrHave int
 
-	// The hand-out mode. plain: raw bytes, no framing (plaintext mode).
-	// coalesce: the empty-record threshold of CoalesceRecords (0: one
-	// record per Read). noBlock: a Reader's follow-up reads, which take
-	// only a complete approved record and never the socket.
+	// The hand-out mode (see hand); coalesce is CoalesceRecords' threshold, or 0.
 	plain    bool
 	coalesce int
 	noBlock  bool
 }
 
-// init prepares the read-ahead with buffers from pool and preloads it with
-// seed, which the read-ahead keeps (the caller must not use it afterwards)
-// until its last byte is handed out.
+// init resets the read-ahead to buffers from pool and preloads it with seed, which it owns from
+// now on.
 func (ra *readAhead) init(pool *bufPool, seed []byte) {
 	*ra = readAhead{pool: pool}
 	if len(seed) > 0 {
@@ -66,24 +53,18 @@ func (ra *readAhead) init(pool *bufPool, seed []byte) {
 	}
 }
 
-// buffered returns the number of bytes read from the socket and not yet
-// handed out.
+// buffered returns the number of bytes read and not yet handed out.
 func (ra *readAhead) buffered() int { return ra.w - ra.r }
 
-// hand copies into p what one Read hands out, and returns how many bytes
-// (0 when nothing may be handed out without reading the socket). It is the
-// one hand-out rule:
+// hand copies into p what one Read hands out and returns how many bytes (0 when nothing can go
+// without reading the socket). It is the one hand-out rule:
 //   - plaintext: whatever is buffered;
-//   - passthrough: the buffered bytes of the current record (or of the next
-//     one, of any type), never past its end; a header cut short is handed
-//     as it is, since a byte stream must not wait for bytes nobody asked for;
-//   - with coalesce > 0, after that record, the records that follow while
-//     their header is buffered, they are application data longer than the
-//     threshold (so never an empty record or another type: an alert or a
-//     renegotiation is seen only after the data before it) and their header
-//     fits in p, the last one possibly in part;
-//   - with noBlock, nothing unless the current or next record is such a
-//     record and complete.
+//   - passthrough: the buffered bytes of the current or next record, of any type, never past its
+//     end; a header cut short goes as it is (a stream must not wait for bytes nobody asked for);
+//   - with coalesce > 0, then the records that follow while their header is buffered and fits
+//     in p and they are application data longer than the threshold (so an alert is seen only
+//     after the data before it), the last one possibly in part;
+//   - with noBlock, nothing unless the current or next record is such a record and complete.
 func (ra *readAhead) hand(p []byte) int {
 	if ra.plain {
 		n := copy(p, ra.buf[ra.r:ra.w])
@@ -101,10 +82,8 @@ func (ra *readAhead) hand(p []byte) int {
 	return n
 }
 
-// readRecord copies buffered bytes of the current record into p, never
-// past its end, and returns how many. At a record boundary with fewer than
-// 5 bytes buffered it hands those out and keeps them as the start of the
-// header.
+// readRecord copies buffered bytes of the current record into p, never past its end, and returns
+// how many; a header cut short is handed out and kept in hdr.
 func (ra *readAhead) readRecord(p []byte) int {
 	var n int
 	if ra.startRecord() {
@@ -119,9 +98,8 @@ func (ra *readAhead) readRecord(p []byte) int {
 	return n
 }
 
-// startRecord makes the record at r current if none is and its header is
-// known (buffered, or partly handed out already and the rest buffered). It
-// reports whether a record is current.
+// startRecord makes the record at r current if none is and its header is known (in hdr and
+// buf), and reports whether a record is current.
 func (ra *readAhead) startRecord() bool {
 	if ra.recLeft > 0 {
 		return true
@@ -138,9 +116,8 @@ func (ra *readAhead) startRecord() bool {
 	return true
 }
 
-// dataRecord reports whether the current record, or the next one if none
-// is current, has a known header of type application data with a length
-// field above minLen.
+// dataRecord reports whether the current or next record is known to be application data with a
+// length field above minLen.
 func (ra *readAhead) dataRecord(minLen int) bool {
 	return ra.startRecord() && ra.recType == recordTypeApplicationData && ra.recLen > minLen
 }
@@ -150,8 +127,7 @@ func (ra *readAhead) readyRecord(minLen int) bool {
 	return ra.dataRecord(minLen) && ra.w-ra.r >= ra.recLeft
 }
 
-// release drops the buffer once every byte in it was handed out, giving a
-// pooled one back.
+// release drops the buffer once every byte in it was handed out, giving a pooled one back.
 func (ra *readAhead) release() {
 	if ra.r != ra.w {
 		return
@@ -168,20 +144,16 @@ func (ra *readAhead) drop() {
 	ra.release()
 }
 
-// space takes a buffer from the pool for the next socket read and returns
-// it. Conn.fill calls it only when nothing is buffered (buf is nil), so a
-// Read never waits while it could hand out bytes, and what is buffered is
-// bounded by the buffer's size; the read goes to commit.
+// space takes a buffer from the pool for the next socket read, whose result goes to commit.
+// Conn.fill calls it only when nothing is buffered, so what is buffered is bounded by its size.
 func (ra *readAhead) space() []byte {
 	ra.bufp = ra.pool.get()
 	ra.buf = *ra.bufp
 	return ra.buf
 }
 
-// commit takes in the result of a read into space. Data that comes with an
-// error is kept and the error dropped (the socket reports it again on the
-// next call); a read of 0 bytes without an error returns nil, and the
-// caller reads again.
+// commit takes in the result of a read into space. Data that comes with an error is kept and the
+// error dropped (the socket reports it again); 0 bytes without an error return nil.
 func (ra *readAhead) commit(n int, err error) error {
 	if n < 0 || n > len(ra.buf) {
 		n, err = 0, io.ErrShortBuffer

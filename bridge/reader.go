@@ -5,57 +5,37 @@ import (
 	"errors"
 )
 
-// defaultMaxRead is the most a Reader returns from one Read when NewReader
-// is given a maxRead of 0. (It bounds one Read of the Reader; the bridge's
-// own buffer is Options.ReadAheadSize.)
+// defaultMaxRead is NewReader's maxRead when given 0 or less.
 const defaultMaxRead = 16 << 10
 
-// Empty-record thresholds: the largest record length field (L) an empty
-// application-data record can have (docs/protocol.md, section
-// "crypto/tls facts"). Records with
-// L at or below the threshold are not coalesced.
+// Empty-record thresholds: the largest length field an empty application-data record can have
+// (docs/protocol.md, "crypto/tls facts"); records at or below it are not coalesced.
 const (
-	// emptyTLS13 is 1 byte of inner content type + a 16-byte AEAD tag.
+	// emptyTLS13: 1 byte of inner content type + a 16-byte AEAD tag.
 	emptyTLS13 = 17
-	// emptyTLS12GCM is an 8-byte explicit nonce + a 16-byte tag.
+	// emptyTLS12GCM: an 8-byte explicit nonce + a 16-byte tag.
 	emptyTLS12GCM = 24
-	// emptyTLS12ChaCha is a 16-byte tag (the nonce is implicit).
+	// emptyTLS12ChaCha: a 16-byte tag (the nonce is implicit).
 	emptyTLS12ChaCha = 16
-	// emptyOther covers every other suite crypto/tls can negotiate: CBC
-	// with HMAC-SHA256 is a 16-byte IV + 48 bytes (32-byte MAC and at
-	// least 1 byte of padding, rounded up to the block); HMAC-SHA1 CBC
-	// (48), 3DES (32) and RC4 (20) are smaller.
+	// emptyOther covers every other suite crypto/tls negotiates: CBC with HMAC-SHA256 is a
+	// 16-byte IV + 48 bytes (32-byte MAC and padding to the block); the others are smaller.
 	emptyOther = 64
 )
 
-// Reader reads from a tls.Conn that runs on a bridge Conn and returns the
-// plaintext of several records per Read, for TDS clients that read in
-// large chunks. It puts the Conn in CoalesceRecords mode, makes one Read of
-// the tls.Conn, which may block, then keeps reading into the same buffer
-// while the bridge can serve without the socket: the records the tls.Conn
-// holds already, then complete application-data records above the
-// empty-record threshold of the negotiated version and suite (the
-// no-block mode of the Conn's read-ahead; see readAhead.hand). So one Read
-// returns many small records at the cost of one socket read.
+// Reader reads a tls.Conn that runs on a bridge [Conn] and returns the plaintext of several
+// records per Read, for TDS clients that read in large chunks: one Read of the tls.Conn, which
+// may block, then more while the bridge can serve complete application-data records without the
+// socket ([Conn.CoalesceRecords]), so many small records cost one socket read.
 //
-// A Read stops in front of any other record type (handshake, alert,
-// change_cipher_spec), so that e.g. close_notify is processed only after
-// the data before it was returned. If a record fails in the middle of a
-// Read (a bad record MAC, close_notify in TLS 1.3), the bytes before it are
-// returned with a nil error and the error on the next call. A Read never returns
-// more than len(p) and never more than the maxRead.
+// A Read stops in front of any other record type, so that close_notify is processed only after
+// the data before it. If a record fails in the middle of a Read (a bad record MAC), the bytes
+// before it are returned with a nil error and the error on the next call. In TLS 1.3 every record
+// looks like data until decrypted: a Read may process a session ticket or a KeyUpdate, and
+// close_notify ends it, with [io.EOF] on the next call.
 //
-// TLS 1.3 caveat: every encrypted TLS 1.3 record has the outer type 0x17,
-// so post-handshake messages (NewSessionTicket, KeyUpdate) and alerts look
-// like data until decrypted: a Read may process a session ticket or a
-// KeyUpdate (crypto/tls handles them inside Read as usual), and a
-// close_notify ends it, with io.EOF on the next call.
-//
-// Reader is the only reader of the tls.Conn while in use and is not safe
-// for concurrent use; writes on the tls.Conn may run concurrently. It does
-// not own p beyond the call. Before passthrough mode it behaves as the
-// tls.Conn's own Read; once it has read in passthrough mode the Conn stays
-// in passthrough (see CoalesceRecords).
+// Reader is the only reader of the tls.Conn while in use and is not safe for concurrent use;
+// writes on the tls.Conn may run concurrently. It keeps no reference to p. Before passthrough it
+// reads as the tls.Conn does; once it has read in passthrough the Conn stays in passthrough.
 type Reader struct {
 	tc      *tls.Conn
 	b       *Conn
@@ -64,9 +44,8 @@ type Reader struct {
 	err     error // error from the middle of the last Read, returned by the next call
 }
 
-// NewReader returns a coalescing Reader over tc, which must be a tls.Conn
-// whose underlying conn is b. maxRead bounds what one Read returns; 0 or
-// less means 16 KiB.
+// NewReader returns a Reader over tc, whose underlying conn must be b; maxRead bounds what one
+// Read returns, 16 KiB when 0 or less.
 func NewReader(tc *tls.Conn, b *Conn, maxRead int) *Reader {
 	if maxRead <= 0 {
 		maxRead = defaultMaxRead
@@ -74,9 +53,7 @@ func NewReader(tc *tls.Conn, b *Conn, maxRead int) *Reader {
 	return &Reader{tc: tc, b: b, maxRead: maxRead}
 }
 
-// Read reads at least one byte unless it fails: one Read of the tls.Conn
-// that may block, then as many more as the bridge can serve without
-// blocking (see Reader). It returns at most min(len(p), maxRead) bytes.
+// Read returns at least one byte unless it fails, and at most min(len(p), maxRead).
 func (r *Reader) Read(p []byte) (int, error) {
 	if err := r.err; err != nil {
 		r.err = nil
@@ -122,8 +99,7 @@ func emptyRecordLen(cs tls.ConnectionState) int32 {
 	return emptyOther
 }
 
-// setNoBlock turns the no-block mode of the read-ahead on or off. Only a
-// Reader, between its Reads of the tls.Conn, calls it.
+// setNoBlock turns the read-ahead's no-block mode on or off for a Reader's follow-up reads.
 func (c *Conn) setNoBlock(on bool) {
 	c.rmu.Lock()
 	c.ra.noBlock = on

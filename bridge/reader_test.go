@@ -34,7 +34,7 @@ var versions = []struct {
 	tls13 bool
 }{{"tls12", false}, {"tls13", true}}
 
-// Item 9: many small records, all complete in the read-ahead buffer, come
+// Many small records, all complete in the read-ahead buffer, come
 // back from one Read, bytes intact; never more than len(p) or the chunk.
 func TestReaderCoalesces(t *testing.T) {
 	small, _ := pkis(t)
@@ -81,7 +81,7 @@ func TestReaderCoalesces(t *testing.T) {
 	}
 }
 
-// Item 9: a corrupted record k: every byte before it is delivered (the
+// A corrupted record k: every byte before it is delivered (the
 // batch first, with a nil error), then the MAC error.
 func TestReaderCorruptRecord(t *testing.T) {
 	small, _ := pkis(t)
@@ -127,7 +127,7 @@ func writeRecordsData(count, size int) []byte {
 	return all
 }
 
-// Item 9: the batch stops in front of a record that is not application
+// The batch stops in front of a record that is not application
 // data: the TLS 1.2 close_notify alert stays in the bridge until the next
 // Read, which returns io.EOF after the data. In TLS 1.3 close_notify looks
 // like data: it ends the batch and io.EOF comes on the next call.

@@ -34,7 +34,7 @@ func measuredRead(tc *tls.Conn, sc *stackConn, p []byte) (uintptr, error) {
 }
 
 // A passthrough Read keeps the path from crypto/tls to the socket shallow
-// (see "Stack depth" in doc.go): the socket's Read sits at most a few
+// (docs/design.md, "Stack depth"): the socket's Read sits at most a few
 // hundred bytes of stack deeper under a tls.Conn on the bridge than under
 // a tls.Conn on the bare socket, with and without CoalesceRecords.
 func TestReadStackDepth(t *testing.T) {
@@ -105,7 +105,7 @@ func TestReadStackDepth(t *testing.T) {
 }
 
 // maxExtraStack is the stack a passthrough Read may add on the way to the
-// socket: Read and fill, 8 bytes more than the single frame they replaced.
+// socket: the frames of Read and fill.
 const maxExtraStack = 128
 
 // growStack uses about kib KiB of stack and returns, leaving the goroutine's stack grown.

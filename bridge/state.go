@@ -6,29 +6,21 @@ import (
 	"github.com/tdsbridge/tdsbridge/internal/fsm"
 )
 
-// State is the mode a Conn is in. The zero value is StateHandshake.
-//
-// The only way a Conn changes state is Conn.transition, which checks every
-// move against transitions; see the diagram in the package
-// documentation.
+// State is the mode a Conn is in; the package documentation has the diagram. The zero value is
+// StateHandshake.
 type State uint8
 
 const (
-	// StateHandshake: TLS handshake bytes travel as the payload of
-	// PRELOGIN packets.
+	// StateHandshake: TLS handshake bytes travel inside PRELOGIN packets.
 	StateHandshake State = iota
 	// StatePassthrough: TLS records go straight to and from the socket.
 	StatePassthrough
 	// StatePlaintext: raw bytes in both directions.
 	StatePlaintext
-	// StateFailed: a permanent error happened in handshake mode (socket,
-	// framing, packet type, EOF; also while StartPassthrough or
-	// StartPlaintext sends the last flight); every later call returns it
-	// (sticky). Only Close leaves this state. In passthrough and plaintext
-	// mode permanent errors are sticky per direction instead.
+	// StateFailed: a permanent error in handshake mode, or while the switch sent the last
+	// flight; every later call returns it, and only Close leaves this state.
 	StateFailed
-	// StateClosed: Close was called. Every later call returns an error
-	// that matches net.ErrClosed.
+	// StateClosed: Close was called; every later call returns an error matching [net.ErrClosed].
 	StateClosed
 )
 
@@ -48,8 +40,7 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", uint8(s))
 }
 
-// transitions[from] is the set of states a Conn may move to from state
-// from, as a bit set indexed by State.
+// transitions[from] is the bit set of the states a Conn may move to from state from.
 var transitions = fsm.Table{
 	StateHandshake:   1<<StatePassthrough | 1<<StatePlaintext | 1<<StateFailed | 1<<StateClosed,
 	StatePassthrough: 1<<StatePlaintext | 1<<StateClosed,
@@ -58,11 +49,9 @@ var transitions = fsm.Table{
 	StateClosed:      0,
 }
 
-// transition is the one place where a Conn changes state: it moves c to
-// state to if the table allows it, entering StateFailed with cause as the
-// sticky error. On a refused move it returns the error a caller in the
-// current state should see: the sticky error when failed, errClosed when
-// closed, otherwise an error wrapping ErrState.
+// transition is the one place where a Conn changes state: it moves c to state to if
+// transitions allows it, with cause as StateFailed's sticky error. A refused move returns what a
+// caller in the current state should see: the sticky error, errClosed, or one wrapping ErrState.
 func (c *Conn) transition(to State, cause error) error {
 	from, ok := c.sm.Move(to, cause, nil)
 	switch {
@@ -76,9 +65,8 @@ func (c *Conn) transition(to State, cause error) error {
 	return fmt.Errorf("bridge: cannot go from %v to %v: %w", from, to, ErrState)
 }
 
-// fail moves c to StateFailed with err as the sticky error, unless c has
-// already failed or closed, and returns the error every caller must now
-// see: err itself, the earlier sticky error, or errClosed.
+// fail moves c to StateFailed with err, unless c has failed or closed already, and returns the
+// error callers now see: err, the earlier sticky error, or errClosed.
 func (c *Conn) fail(err error) error {
 	if terr := c.transition(StateFailed, err); terr != nil {
 		return terr
@@ -86,8 +74,7 @@ func (c *Conn) fail(err error) error {
 	return err
 }
 
-// stickyErr returns the error for a call made in state s, which must be
-// StateFailed or StateClosed.
+// stickyErr returns the error for a call made in state s, StateFailed or StateClosed.
 func (c *Conn) stickyErr(s State) error {
 	if s == StateClosed || c.State() == StateClosed {
 		return errClosed
@@ -95,9 +82,8 @@ func (c *Conn) stickyErr(s State) error {
 	return c.sm.Err()
 }
 
-// start moves c to StatePassthrough or StatePlaintext on behalf of the
-// exported method name. It holds both direction locks, so no Read or Write
-// is half-way through the old mode.
+// start moves c to StatePassthrough or StatePlaintext for the exported method name, holding both
+// locks so that no Read or Write is half-way through the old mode.
 func (c *Conn) start(to State, name string) error {
 	if !c.rmu.TryLock() {
 		return fmt.Errorf("bridge: %s: %w", name, ErrReadInProgress)

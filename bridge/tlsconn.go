@@ -5,12 +5,10 @@ import (
 	"net"
 )
 
-// Client returns a client-side bridge on raw and the tls.Conn that runs over it:
-// tls.Client(b, TLSConfig(cfg, opts.AllowTLS13 || opts.Direct)) with b = New(raw, opts) and
-// opts.Role set to RoleClient, so the tls.Conn sits on this bridge by construction (which
-// CoalesceRecords and NewReader rely on). Nothing is read or written: run the handshake
-// (tc.HandshakeContext), then call b.StartPassthrough for full encryption, or b.StartPlaintext
-// after the first LOGIN7 packet for login-only (TLS 1.2 at most: leave opts.AllowTLS13 false).
+// Client returns b = New(raw, opts) with opts.Role set to RoleClient and the tls.Conn over it,
+// tls.Client(b, TLSConfig(cfg, opts.AllowTLS13 || opts.Direct)). Nothing is read or written: run
+// the handshake, then call b.StartPassthrough for full encryption, or b.StartPlaintext after the
+// first LOGIN7 packet for login-only (TLS 1.2 at most: leave opts.AllowTLS13 false).
 func Client(raw net.Conn, cfg *tls.Config, opts Options) (*Conn, *tls.Conn) {
 	opts.Role = RoleClient
 	b := New(raw, opts)

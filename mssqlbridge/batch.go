@@ -10,14 +10,9 @@ import (
 )
 
 // batchSize bounds what a batch holds: at most one socket write per 60 KiB of a message. Not
-// 64 KiB: Linux sends at most 64 KiB per packet on loopback, headers included (the device's
-// gso_max_size), so a 64 KiB write leaves as two packets, the second a few dozen bytes, and the
-// peer is woken twice (the host's TcpOutSegs counter: writes of 48 and 60 KiB make one segment
-// each, writes of 65,483 bytes and more two). On an Intel Xeon under KVM (2 vCPU, 2026-12-02)
-// a 1 MiB plaintext upload at packet size 4096 cost 1.04x go-mssqldb's own transport with
-// 64 KiB writes and 0.66x with 60 KiB (10 rounds of fresh client processes, 10 of 10
-// cheaper); 48 KiB 0.67x, 32 KiB 0.76x; at packet size 16384 1.50x against 0.90x. Under TLS a
-// batch of whole records stays below 64 KiB either way and costs the same.
+// 64 KiB: Linux sends at most 64 KiB per packet on loopback, headers included, so a 64 KiB write
+// leaves as two packets and wakes the peer twice (docs/design.md, "Batches of 60 KiB, not 64",
+// has how that was seen and what it cost).
 const batchSize = 60 << 10
 
 // batch joins the socket writes of one TDS message into fewer, larger ones. go-mssqldb writes
@@ -59,8 +54,8 @@ var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, batchSize); ret
 
 // continues reports whether p is a whole TDS packet of a client message that goes on in a
 // later packet: a header whose length is len(p), a type a client sends in several packets,
-// and no EOM. It reads the three fields in place: tds.ParseHeader, not inlined, measured about
-// 20 ns per Write against 3 ns.
+// and no EOM. It reads the three fields in place, since tds.ParseHeader is not inlined and this
+// runs on every Write (docs/design.md, "Reading a packet header in place").
 func continues(p []byte) bool {
 	if len(p) < tds.HeaderSize || int(binary.BigEndian.Uint16(p[2:4])) != len(p) ||
 		tds.Status(p[1])&tds.StatusEOM != 0 {

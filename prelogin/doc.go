@@ -13,8 +13,8 @@
 //
 // # Canonical layout and round trips
 //
-// Encode writes the canonical layout: the option table, the terminator, then each option's data
-// in table order, contiguous, starting right after the terminator. Decode keeps the table order
+// [Message.Encode] writes the canonical layout: the option table, the terminator, then each option's data
+// in table order, contiguous, starting right after the terminator. [Message.Decode] keeps the table order
 // and the options it does not know (as raw Options), so decoding a canonical payload and encoding
 // the result reproduces the payload byte for byte. The SQL Server 2008 reply quoted in
 // docs/protocol.md, whose zero-length THREADID shares its offset with MARS, is canonical in this sense
@@ -25,13 +25,13 @@
 // Decode is the strict reading: the one a server applies to a client's PRELOGIN, and the one a
 // round trip needs. A client reading a server's reply checks less (next section).
 //
-// Rejected, each with a sentinel error wrapped in a *FormatError that names the token and the
+// Rejected, each with a sentinel error wrapped in a [*FormatError] that names the token and the
 // byte offset of its table entry: a table that runs off the end of the payload without a
-// terminator (ErrNoTerminator, ErrTruncatedTable), option data outside the data area
-// (ErrOptionBounds: the data area is from the byte after the terminator to the end of the
-// payload; an empty option only needs an offset within the payload), two options whose non-empty data overlap (ErrOptionOverlap), a token that appears
-// twice (ErrDuplicateOption), VERSION anywhere but the first entry (ErrVersionNotFirst), and a
-// known fixed-size option of the wrong length (ErrOptionLength).
+// terminator ([ErrNoTerminator], [ErrTruncatedTable]), option data outside the data area
+// ([ErrOptionBounds]: the data area is from the byte after the terminator to the end of the
+// payload; an empty option only needs an offset within the payload), two options whose non-empty data overlap ([ErrOptionOverlap]), a token that appears
+// twice ([ErrDuplicateOption]), VERSION anywhere but the first entry ([ErrVersionNotFirst]), and a
+// known fixed-size option of the wrong length ([ErrOptionLength]).
 //
 // Tolerated, because peers send it or because it is harmless:
 //   - THREADID with length 0 as well as 4 (servers SHOULD send 0 bytes, MS-TDS 2.2.6.5); the
@@ -89,15 +89,15 @@
 //     server is known to send one.
 //
 // Encode can fail on a decoded Message only when the payload was longer than 65535 bytes: its
-// options' data may then add up to more than an encoded payload can hold (ErrTooLarge).
+// options' data may then add up to more than an encoded payload can hold ([ErrTooLarge]).
 //
 // # Negotiation
 //
-// ClientOutcome gives the client's view (what I sent, what came back: what must I do) and
-// ServerReply the server's (my setting, what the client sent: what do I reply, do I close). Both
-// follow the table in MS-TDS 2.2.6.5 (docs/protocol.md, section "PRELOGIN"); the doc comments of
-// ClientOutcome, ServerReply and EncryptStrict say how the CLIENT_CERT bit and go-mssqldb's STRICT
-// value (0x04) are treated.
+// [ClientOutcome] gives the client's view (what I sent, what came back: which [Mode] the
+// connection runs in) and [ServerReply] the server's (my setting, what the client sent: what
+// do I reply, in which Mode, do I close). Both follow the table in MS-TDS 2.2.6.5
+// (docs/protocol.md, section "PRELOGIN"); the doc comments of ClientOutcome, ServerReply and
+// EncryptStrict say how the CLIENT_CERT bit and go-mssqldb's STRICT value (0x04) are treated.
 //
 // # Memory and concurrency
 //
@@ -105,5 +105,5 @@
 // unknown options) lives in storage owned by the Message and reused by the next Decode on it.
 // Decoding into a reused Message and encoding into a reused buffer do not allocate in the
 // steady state. A Message is not safe for concurrent use; distinct Messages are independent.
-// EncryptionOf and SetEncryption work on the caller's payload in place and allocate only on error.
+// [EncryptionOf] and [SetEncryption] work on the caller's payload in place and allocate only on error.
 package prelogin

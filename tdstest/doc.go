@@ -1,6 +1,6 @@
 // Package tdstest provides an embedded TDS server for tests, in the style of net/http/httptest.
 //
-// A Server listens on a loopback port and speaks enough of the TDS protocol (MS-TDS) for SQL Server
+// A [Server] listens on a loopback port and speaks enough of the TDS protocol (MS-TDS) for SQL Server
 // clients to connect, log in and run a fixed set of statements (below). The same text gives the
 // same values on a real SQL Server 2022. Generated values and many-row results are streamed: the
 // server holds a few KiB of them at a time, so tests may ask for many MiB (a parameter echoed back
@@ -42,11 +42,11 @@
 //     REPLICATE(CAST(N'<s>' AS nvarchar(max)), <n>) or
 //     CAST(REPLICATE(CAST('<s>' AS varchar(max)), <n>) AS varbinary(max)); an item may have an
 //     alias ([AS] name).
-//   - SeriesQuery, SELECT value FROM GENERATE_SERIES(start, stop): the bigint rows start..stop
+//   - [SeriesQuery], SELECT value FROM GENERATE_SERIES(start, stop): the bigint rows start..stop
 //     (counting down when stop < start), where start and stop are CAST(<integer> AS bigint) or
 //     bigint parameters. Bounds of different types get SQL Server's error 5373; other types,
 //     NULL bounds, a step, and more than 10,000,000 rows get a clear error.
-//   - WideRowsQuery: the same series as wide rows (id int, name nvarchar(50), ts datetime2(7),
+//   - [WideRowsQuery]: the same series as wide rows (id int, name nvarchar(50), ts datetime2(7),
 //     amount decimal(18,4), flag bit, all nullable as CASTs are in SQL Server's metadata).
 //   - CREATE TABLE #name (column type [NULL | NOT NULL], ...) with the parameter types above
 //     but text, ntext and image,
@@ -134,7 +134,7 @@
 // Modes lists the four, each with a server setting and go-mssqldb's encrypt value that reach it,
 // for tests that must hold in every mode.
 //
-// The TLS side of the handshake runs over a bridge.Conn in the server role. The server writes one
+// The TLS side of the handshake runs over a [bridge.Conn] in the server role. The server writes one
 // TLS record per TDS packet (DynamicRecordSizingDisabled and one Write per packet), as SQL Server
 // does, unless Config.RecordSize asks for records of exactly N bytes regardless of packet
 // boundaries (the last record of each message carries the remainder).
@@ -166,7 +166,7 @@
 //
 // Config.Faults makes the server misbehave on purpose at a chosen phase: close the connection,
 // stall, send a packet of the wrong type or with a bad length, or answer PRELOGIN with NOT_SUP to
-// strip encryption. See Faults.
+// strip encryption. See [Faults].
 //
 // # Running it standalone
 //
@@ -178,8 +178,8 @@
 // # Independent clients
 //
 // The package's tests run real clients against the server besides go-mssqldb (with its own TLS
-// and bridged through mssqlbridge): FreeTDS tsql (Debian freetds-bin), tedious (npm, in
-// testdata/node), pytds (Debian python3-tds, python3-openssl) and pyodbc over FreeTDS's ODBC
+// and bridged through mssqlbridge): FreeTDS tsql (Debian freetds-bin), tedious (npm),
+// pytds (Debian python3-tds, python3-openssl) and pyodbc over FreeTDS's ODBC
 // driver (Debian python3-pyodbc, tdsodbc, unixodbc; the driver named by path and configured by a
 // freetds.conf of the test's own, so no system file is touched). Besides queries, typed
 // parameters and many-row results, tedious and pytds upload a 1 MiB varbinary(max) parameter and
