@@ -7,7 +7,7 @@ FUZZTIME    ?= 60s
 # its tests; no test binary is linked or run for them).
 CROSS       ?= windows/amd64 darwin/arm64 linux/arm64 freebsd/amd64 illumos/amd64 aix/ppc64
 
-.PHONY: test vet cross lint unit norace bench fuzz soak integration
+.PHONY: test vet cross lint unit norace bench fuzz soak integration tdstest-image
 
 ## test: gofmt and go vet (here and for every CROSS platform), staticcheck, then every test
 ## twice: under the race detector, and without it, the pass in which the tests the detector
@@ -34,6 +34,11 @@ unit:
 	GO=$(GO) $(GO) run ./scripts/testsummary -race -count=1 ./...
 	@# The azuread example is a module of its own, so that the Azure SDK stays out of this one's.
 	cd mssqlbridge/azureadexample && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	@# So are the integration suites, so that testcontainers-go and the Docker client stay out of
+	@# users' module graphs (scripts/modgraph checks): vetted, linted and run here, containers
+	@# included where a Docker engine answers.
+	cd integration && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && \
+		GO=$(GO) $(GO) run ../scripts/testsummary -race -count=1 -timeout 30m ./...
 
 norace:
 	GO=$(GO) $(GO) run ./scripts/testsummary -count=1 ./...
@@ -42,11 +47,21 @@ norace:
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
 
-## integration: the integration suites against tdstest, plus SQL Server where MSSQL_DSN is set
-## and, where a Docker engine answers, a SQL Server 2022 container (MSSQL_IMAGE overrides the
-## image; see README).
+## integration: the integration suites (a module of their own, integration/) against tdstest,
+## plus the server MSSQL_DSN names where it is set and, where a Docker engine answers, two
+## containers: SQL Server 2022 where its image is here or can be pulled (MSSQL_IMAGE overrides
+## it), and the embedded server's image, built here (docker/tdstest-server). See README.
 integration:
-	$(GO) test -count=1 -v -timeout 30m ./integration/
+	cd integration && GO=$(GO) $(GO) run ../scripts/testsummary -count=1 -timeout 30m ./...
+
+## tdstest-image: the embedded server's command as the local image tdsbridge/tdstest-server:local
+## (docker/tdstest-server/Dockerfile: a static binary built here in an empty image, no registry),
+## which docker-compose.yml's tdstest service runs.
+tdstest-image:
+	@ctx=$$(mktemp -d) && trap 'rm -rf "$$ctx"' EXIT && \
+	cp docker/tdstest-server/Dockerfile "$$ctx/" && \
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -buildvcs=false -o "$$ctx/tdstest-server" ./tdstest/cmd/tdstest-server && \
+	docker build -t tdsbridge/tdstest-server:local "$$ctx"
 
 ## soak: the long load run (64 connections x 200 queries of up to 4 MiB) twice: under the race
 ## detector, for correctness, then without it, for time and memory figures (the race detector

@@ -15,9 +15,12 @@
 // that slow drifts of the machine and what one sample leaves for the next hit every arm alike.
 // Figures are medians over the rounds with their spread; a ratio candidate/baseline is the median
 // of the per-round paired ratios, with the number of rounds in which the candidate was cheaper
-// and the two-sided sign-test p-value of that count. A target is MET only when that median meets its limit and the
-// rounds support it (see targets.go); a ratio significantly worse than its baseline is listed
-// with its p-value adjusted by Holm's method over every ratio of the run.
+// and the two-sided sign-test p-value of that count, adjusted by Holm's method over every judged
+// ratio of the run. One judgement per ratio (judge) places it in the verdict (saves, no
+// difference, makes worse: dearer with Holm-adjusted p < 0.05, too few rounds), and the targets,
+// the decided goals, read their outcome from it, so the Targets section and the verdict cannot
+// disagree: "not worse" is MET unless the verdict says "makes worse", whatever the median; a gain
+// is MET when the verdict says "saves" within the target's limit.
 //
 // Output: a table on stdout, a progress line on stderr, and optionally -json FILE (every sample)
 // and -plot FILE.svg (grouped bars by cell and arm: client CPU per MiB of the value cells, per

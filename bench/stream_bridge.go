@@ -25,7 +25,9 @@ func (s *streamServer) serveBridge(c net.Conn) error {
 }
 
 // dialBridge connects to the bridge listener: the handshake through bridge.Client and
-// StartPassthrough, and the arm reads through bridge.NewReader (coalesced reads of 64 KiB).
+// StartPassthrough, and the arm reads through bridge.NewReader (coalesced reads of 64 KiB), the
+// Reader for clients that read in large chunks; no driver reads TDS-style through it, so its
+// ratio in the TDS header+body cells is informational (see informational).
 func (ts *transportSetup) dialBridge(ctx context.Context, recordSize int) (io.Reader, net.Conn, error) {
 	tc, b, err := ts.dialBridgeTLS(ctx, recordSize)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	usedDocker := stopContainer()
+	usedDocker := stopContainers()
 	// The Docker client and testcontainers' reaper keep goroutines of their own that this
 	// package does not control; the leak check covers every run that did not start them.
 	if code == 0 && !usedDocker {

@@ -59,13 +59,14 @@ func selectOne(ctx context.Context, db *sql.DB) error {
 // TestConnectEachMode connects in every encryption mode with the bridge and with go-mssqldb's own
 // TLS: both must succeed against a server configured like SQL Server's default. Strict mode
 // always verifies the certificate (go-mssqldb ignores TrustServerCertificate there), so it trusts
-// the server's own certificate, by file.
+// the server's own certificate, by file; it skips against a server without TDS 8.0.
 func TestConnectEachMode(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		for _, mode := range []string{"disable", "false", "true", "strict"} {
 			t.Run(mode, func(t *testing.T) {
 				trust := []string{"TrustServerCertificate=true"}
 				if mode == "strict" {
+					requireTDS8(t, tg)
 					trust = trustFile(t, tg)
 				}
 				dsn := tg.dsn(append([]string{"encrypt=" + mode}, trust...)...)
@@ -112,7 +113,8 @@ func TestLargeValues(t *testing.T) {
 }
 
 // TestCancel cancels a running query through its context: the query ends with the context's
-// error long before the server would have finished, and the pool stays usable.
+// error long before the server would have finished, and the pool stays usable. It skips against
+// a server that refuses WAITFOR DELAY.
 func TestCancel(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		for _, mode := range []string{"true", "disable"} {
@@ -120,6 +122,7 @@ func TestCancel(t *testing.T) {
 				db := openBridged(t, tg.dsn("encrypt="+mode, "TrustServerCertificate=true"))
 				db.SetMaxOpenConns(1)
 				require.NoError(t, selectOne(ctxFor(t, 30*time.Second), db))
+				requireWaitfor(t, tg, db)
 
 				ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 				defer cancel()
@@ -137,7 +140,8 @@ func TestCancel(t *testing.T) {
 }
 
 // TestCertificates checks verification of the server's certificate the way users configure it,
-// bridged and native side by side: both must agree on every case.
+// bridged and native side by side: both must agree on every case. Each case states every
+// certificate parameter it needs; target.dsn drops those of the base DSN.
 func TestCertificates(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, tg target) {
 		cases := []struct {

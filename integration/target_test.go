@@ -1,16 +1,11 @@
 package integration
 
 import (
-	"context"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"github.com/testcontainers/testcontainers-go"
-	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
@@ -18,16 +13,27 @@ import (
 // target is a server the suites run against.
 type target struct {
 	name string
-	base string // a go-mssqldb DSN without encryption or packet-size settings
-	// realServer is true for SQL Server itself; false for tdstest.
-	realServer bool
+	base string // a go-mssqldb DSN; dsn removes the parameters the suites set themselves
+	// logs returns the server's log, for a test that failed against it; nil when the log is
+	// the test's own (tdstest in this process logs through t.Logf) or out of reach (MSSQL_DSN).
+	logs func() string
 }
 
-// dsn returns the target's DSN with params ("key=value") set, replacing values the base
-// DSN already has. URL DSNs get query parameters, ADO DSNs ";key=value" pairs.
+// suiteParams are the DSN parameters the suites set case by case (lower case, as go-mssqldb
+// compares them). dsn removes them from the base DSN first, so that a TrustServerCertificate
+// left in MSSQL_DSN cannot turn a case that verifies the certificate into one that trusts it.
+var suiteParams = []string{"encrypt", "trustservercertificate", "certificate", "servercertificate", "hostnameincertificate", "packet size"}
+
+// dsn returns the target's DSN with params ("key=value") set and every suite parameter of the
+// base DSN removed. URL DSNs get query parameters, ADO DSNs ";key=value" pairs.
 func (tg target) dsn(params ...string) string {
 	if u, err := url.Parse(tg.base); err == nil && u.Scheme == "sqlserver" {
 		q := u.Query()
+		for k := range q {
+			if slices.Contains(suiteParams, strings.ToLower(k)) {
+				q.Del(k)
+			}
+		}
 		for _, p := range params {
 			k, v, _ := strings.Cut(p, "=")
 			q.Set(k, v)
@@ -35,32 +41,54 @@ func (tg target) dsn(params ...string) string {
 		u.RawQuery = q.Encode()
 		return u.String()
 	}
-	s := strings.TrimRight(tg.base, ";")
-	for _, p := range params {
-		s += ";" + p
+	var pairs []string
+	for _, pair := range strings.Split(tg.base, ";") {
+		k, _, _ := strings.Cut(pair, "=")
+		if strings.TrimSpace(pair) == "" || slices.Contains(suiteParams, strings.ToLower(strings.TrimSpace(k))) {
+			continue
+		}
+		pairs = append(pairs, pair)
 	}
-	return s
+	return strings.Join(append(pairs, params...), ";")
 }
 
-// forEachTarget runs fn as a subtest for every available target. A target that is not available
-// here is a skipped subtest whose message says why and how to make it available, starting with
+// forEachTarget runs fn as a subtest for every target. A target that is not available here is
+// a skipped subtest whose message says why and how to make it available, starting with
 // "missing: " so that the skip lines of `make test` (scripts/testsummary) count it as something
-// this machine lacks.
+// this machine lacks; a container target that an engine here should have started but did not is
+// a failed subtest. A subtest that fails against a container ends with the container's log.
 func forEachTarget(t *testing.T, fn func(t *testing.T, tg target)) {
 	t.Helper()
-	list, missing := targets(t)
-	for _, tg := range list {
-		t.Run(tg.name, func(t *testing.T) { fn(t, tg) })
-	}
-	for _, m := range missing {
-		t.Run(m.name, func(t *testing.T) { t.Skip("missing: " + m.why) })
+	for _, tg := range targets(t) {
+		t.Run(tg.name, func(t *testing.T) {
+			switch {
+			case tg.missing != "":
+				t.Skip("missing: " + tg.missing)
+			case tg.broken != "":
+				t.Fatal(tg.broken)
+			}
+			if tg.logs != nil {
+				t.Cleanup(func() {
+					if t.Failed() {
+						t.Logf("log of %s:\n%s", tg.name, tg.logs())
+					}
+				})
+			}
+			fn(t, tg.target)
+		})
 	}
 }
 
-// missingTarget is a target that is not available here, and why.
-type missingTarget struct{ name, why string }
+// listedTarget is a target with what keeps it from running, if anything.
+type listedTarget struct {
+	target
+	missing string // why the target is not available here: a skip
+	broken  string // why the target should be available but is not: a failure
+}
 
-func targets(t *testing.T) ([]target, []missingTarget) {
+// targets lists the suites' targets in order: tdstest in this process, MSSQL_DSN, then the
+// container targets (container_test.go).
+func targets(t *testing.T) []listedTarget {
 	t.Helper()
 	// A tdstest server per test keeps the goroutine accounting of each test its own.
 	srv, err := tdstest.NewServer(tdstest.Config{Encryption: tdstest.EncryptOff, Logf: t.Logf})
@@ -68,123 +96,12 @@ func targets(t *testing.T) ([]target, []missingTarget) {
 		t.Fatalf("start tdstest server: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	list := []target{{name: "tdstest", base: srv.DSN()}}
-	var missing []missingTarget
+	list := []listedTarget{{target: target{name: "tdstest", base: srv.DSN()}}}
 
-	if dsn := os.Getenv("MSSQL_DSN"); dsn != "" {
-		list = append(list, target{name: "MSSQL_DSN", base: dsn, realServer: true})
-	} else {
-		missing = append(missing, missingTarget{"MSSQL_DSN", "MSSQL_DSN not set: set it to a SQL Server's DSN to run the suites against that server too"})
+	mssqlDSN := listedTarget{target: target{name: "MSSQL_DSN", base: os.Getenv("MSSQL_DSN")}}
+	if mssqlDSN.base == "" {
+		mssqlDSN.missing = "MSSQL_DSN not set: set it to a SQL Server's DSN to run the suites against that server too (docker-compose.yml starts one)"
 	}
-	if dsn, why := containerDSN(); dsn != "" {
-		list = append(list, target{name: "container", base: dsn, realServer: true})
-	} else {
-		missing = append(missing, missingTarget{"container", why})
-	}
-	return list, missing
-}
-
-// The SQL Server container is started at most once per test binary, on first use.
-var container struct {
-	once sync.Once
-	c    testcontainers.Container
-	dsn  string
-	why  string // why there is no container, when dsn is empty
-}
-
-const containerPassword = "tdsbridge-Passw0rd"
-
-// defaultImage is Microsoft's SQL Server 2022 image, the one docker-compose.yml uses too;
-// MSSQL_IMAGE overrides it (a mirror, another tag).
-const defaultImage = "mcr.microsoft.com/mssql/server:2022-latest"
-
-// containerImage returns MSSQL_IMAGE, or defaultImage when it is unset or empty.
-func containerImage() string {
-	if image := os.Getenv("MSSQL_IMAGE"); image != "" {
-		return image
-	}
-	return defaultImage
-}
-
-// containerDSN starts SQL Server 2022 with testcontainers-go when a Docker engine answers, and
-// returns its DSN; otherwise "" and a sentence saying why.
-func containerDSN() (dsn, why string) {
-	container.once.Do(startContainer)
-	return container.dsn, container.why
-}
-
-func startContainer() {
-	image := containerImage()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	if err := dockerHealthy(ctx); err != nil {
-		container.why = "no Docker engine reachable for the SQL Server container (" + image + "): " +
-			err.Error() + "; run `make integration` where Docker runs"
-		return
-	}
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
-		ContainerRequest: testcontainers.ContainerRequest{
-			Image:        image,
-			ExposedPorts: []string{"1433/tcp"},
-			Env: map[string]string{
-				"ACCEPT_EULA":       "Y",
-				"MSSQL_PID":         "Developer",
-				"MSSQL_SA_PASSWORD": containerPassword,
-			},
-			WaitingFor: wait.ForLog("SQL Server is now ready for client connections").
-				WithStartupTimeout(3 * time.Minute),
-		},
-		Started: true,
-	})
-	if err != nil {
-		container.why = "container target (" + image + ") failed to start: " + err.Error()
-		if c != nil {
-			_ = testcontainers.TerminateContainer(c)
-		}
-		return
-	}
-	container.c = c
-	host, err := c.Host(ctx)
-	if err == nil {
-		var port string
-		if p, perr := c.MappedPort(ctx, "1433/tcp"); perr == nil {
-			port = p.Port()
-		} else {
-			err = perr
-		}
-		u := url.URL{Scheme: "sqlserver", User: url.UserPassword("sa", containerPassword), Host: host + ":" + port}
-		container.dsn = u.String()
-	}
-	if err != nil {
-		container.why = "container target: cannot reach the started container: " + err.Error()
-	}
-}
-
-// dockerHealthy reports whether a Docker engine answers.
-func dockerHealthy(ctx context.Context) (err error) {
-	defer func() {
-		// The provider lookup panics on some hosts without Docker; treat that as "no Docker".
-		if r := recover(); r != nil {
-			err = &noDockerError{r}
-		}
-	}()
-	p, err := testcontainers.ProviderDefault.GetProvider()
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	return p.Health(ctx)
-}
-
-type noDockerError struct{ cause any }
-
-func (e *noDockerError) Error() string { return "docker provider unavailable" }
-
-// stopContainer terminates the container if one was started and reports whether one was.
-func stopContainer() bool {
-	if container.c == nil {
-		return false
-	}
-	_ = testcontainers.TerminateContainer(container.c)
-	return true
+	list = append(list, mssqlDSN)
+	return append(list, containerTargets()...)
 }

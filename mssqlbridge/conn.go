@@ -14,6 +14,7 @@ import (
 
 	"github.com/tdsbridge/tdsbridge/bridge"
 	"github.com/tdsbridge/tdsbridge/internal/fsm"
+	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
@@ -45,13 +46,26 @@ const (
 	stateClosed
 )
 
-var stateNames = [...]string{"new", "full", "login-only", "plain", "failed", "closed"}
+var stateNames = [...]string{
+	stateNew:       "new",
+	stateFull:      "full",
+	stateLoginOnly: "login-only",
+	statePlain:     "plain",
+	stateFailed:    "failed",
+	stateClosed:    "closed",
+}
 
 func (s state) String() string {
 	if int(s) < len(stateNames) {
 		return stateNames[s]
 	}
 	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// errState is the error of a call that finds the conn in a state it has no case for: a
+// state added without its cases. Nothing is written.
+func errState(op string, s state) error {
+	return fmt.Errorf("mssqlbridge: internal error: %s in unknown state %v", op, s)
 }
 
 var transitions = fsm.Table{
@@ -86,9 +100,10 @@ type conn struct {
 
 	// Set during negotiation (tlsConn and bridge in strict mode: at dial), before ready is
 	// closed; read-only afterwards.
-	tlsConn *tls.Conn    // nil without TLS
-	bridge  *bridge.Conn // the bridge over raw; nil only before negotiation
-	plainW  net.Conn     // writes in statePlain: the bridge in plaintext mode
+	mode    prelogin.Mode // what the PRELOGIN exchange settled (ModeStrict: strict is set)
+	tlsConn *tls.Conn     // nil without TLS
+	bridge  *bridge.Conn  // the bridge over raw; nil only before negotiation
+	plainW  net.Conn      // writes in statePlain: the bridge in plaintext mode
 
 	// The write side, then the read side: each written by its own goroutine on every call,
 	// so they are kept apart (a cache line written by one core and read by another moves).
@@ -175,12 +190,15 @@ func (c *conn) transition(to state, cause error) bool {
 // stickyErr returns the error a call should see in state s, or nil if the call may proceed.
 func (c *conn) stickyErr(s state) error {
 	switch s {
+	case stateNew, stateFull, stateLoginOnly, statePlain:
+		return nil
 	case stateFailed:
 		return c.sm.Err()
 	case stateClosed:
 		return errClosed
+	default:
+		return errState("call", s)
 	}
-	return nil
 }
 
 // Write sends p, which go-mssqldb makes exactly one TDS packet. The first Write (the driver's
@@ -193,47 +211,24 @@ func (c *conn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	s := c.state()
-	if err := c.stickyErr(s); err != nil {
-		return 0, err
-	}
-	if s == stateNew {
+	switch s {
+	case stateNew:
 		if err := c.negotiate(p); err != nil {
 			return 0, err
 		}
 		return len(p), nil
+	case stateFull, stateLoginOnly, statePlain:
+	case stateFailed, stateClosed:
+		return 0, c.stickyErr(s)
+	default:
+		return 0, errState("Write", s)
 	}
 	if err := c.wdl.enter(); err != nil {
 		c.wdl.exit()
 		return 0, err
 	}
 	defer c.wdl.exit()
-	var (
-		n   int
-		err error
-	)
-	switch s {
-	case stateFull:
-		if err := c.checkAlive(p); err != nil {
-			return 0, err
-		}
-		c.out.hold.Store(continues(p))
-		if c.strict && !c.loginSent {
-			n, err = c.writeStrictLogin(p)
-		} else {
-			n, err = c.tlsConn.Write(p)
-		}
-	case stateLoginOnly:
-		n, err = c.writeLogin(p)
-	default: // statePlain
-		if c.loginOnly && len(p) > 0 && tds.PacketType(p[0]) == tds.TypeFedAuthToken {
-			return 0, fmt.Errorf("%w: a FEDAUTH token message after a login-only LOGIN7 would travel in plaintext; use encrypt=true", ErrSecretOutsideTLS)
-		}
-		if err := c.checkAlive(p); err != nil {
-			return 0, err
-		}
-		c.out.hold.Store(continues(p))
-		n, err = c.plainW.Write(p)
-	}
+	n, err := c.writeIn(s, p)
 	if err != nil && c.state() == stateClosed {
 		err = errClosed
 	}
@@ -241,6 +236,38 @@ func (c *conn) Write(p []byte) (int, error) {
 		err = c.traceLogin(p, err)
 	}
 	return min(n, len(p)), err
+}
+
+// writeIn writes p, one packet, in state s, once the PRELOGIN exchange has settled how:
+// through TLS (stateFull), the login-only way (stateLoginOnly) or in plaintext (statePlain).
+// Called with wmu held and the write deadline applied.
+func (c *conn) writeIn(s state, p []byte) (int, error) {
+	switch s {
+	case stateFull:
+		if err := c.checkAlive(p); err != nil {
+			return 0, err
+		}
+		c.out.hold.Store(continues(p))
+		if c.strict && !c.loginSent {
+			return c.writeStrictLogin(p)
+		}
+		return c.tlsConn.Write(p)
+	case stateLoginOnly:
+		return c.writeLogin(p)
+	case statePlain:
+		if c.loginOnly && len(p) > 0 && tds.PacketType(p[0]) == tds.TypeFedAuthToken {
+			return 0, fmt.Errorf("%w: a FEDAUTH token message after a login-only LOGIN7 would travel in plaintext; use encrypt=true", ErrSecretOutsideTLS)
+		}
+		if err := c.checkAlive(p); err != nil {
+			return 0, err
+		}
+		c.out.hold.Store(continues(p))
+		return c.plainW.Write(p)
+	case stateNew, stateFailed, stateClosed:
+		return 0, errState("write", s) // Write handles them
+	default:
+		return 0, errState("write", s)
+	}
 }
 
 // Read reads plaintext TDS bytes: first the (patched) PRELOGIN reply, then what the server

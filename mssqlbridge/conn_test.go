@@ -60,17 +60,24 @@ func roundTrip(t testing.TB, c net.Conn, typ tds.PacketType, body []byte) {
 }
 
 // TestNegotiationCells runs every client setting against every server setting of the
-// negotiation table (docs/protocol.md, section "PRELOGIN") at the transport level and checks the outcome: which packets the server
-// received inside TLS, the ENCRYPTION value it received, and the refusals.
+// negotiation table (docs/protocol.md, section "PRELOGIN"), and against a strict (TDS 8.0)
+// server, at the transport level and checks the outcome: the mode the conn settled, which
+// packets the server received inside TLS, the ENCRYPTION value it received, and the refusals.
 func TestNegotiationCells(t *testing.T) {
 	pki := newTestPKI(t)
+	// errAny: the cell fails, with an error that depends on how the server's TLS (or TDS)
+	// stack reads the other protocol's first bytes.
+	errAny := errors.New("any error")
 	type want struct {
 		err     error
+		dialErr bool // strict: the TLS handshake on dial fails
 		sent    prelogin.Encryption
+		mode    prelogin.Mode
 		login   bool // LOGIN7 inside TLS
 		batch   bool // SQL batch inside TLS
 		version uint16
 	}
+	none, loginOnly, full, strict := prelogin.ModeNone, prelogin.ModeLoginOnly, prelogin.ModeFull, prelogin.ModeStrict
 	cases := []struct {
 		name   string
 		client msdsn.Encryption
@@ -78,26 +85,45 @@ func TestNegotiationCells(t *testing.T) {
 		strict bool
 		want   want
 	}{
-		{"disable/OFF", msdsn.EncryptionDisabled, prelogin.EncryptOff, false, want{sent: prelogin.EncryptNotSup}},
+		{"disable/OFF", msdsn.EncryptionDisabled, prelogin.EncryptOff, false, want{sent: prelogin.EncryptNotSup, mode: none}},
 		{"disable/ON", msdsn.EncryptionDisabled, prelogin.EncryptOn, false, want{err: ErrServerRequiresEncryption, sent: prelogin.EncryptNotSup}},
-		{"disable/NOT_SUP", msdsn.EncryptionDisabled, prelogin.EncryptNotSup, false, want{sent: prelogin.EncryptNotSup}},
-		{"false/OFF", msdsn.EncryptionOff, prelogin.EncryptOff, false, want{sent: prelogin.EncryptOff, login: true, version: tls.VersionTLS12}},
-		{"false/ON", msdsn.EncryptionOff, prelogin.EncryptOn, false, want{sent: prelogin.EncryptOff, login: true, batch: true, version: tls.VersionTLS12}},
-		{"false/NOT_SUP", msdsn.EncryptionOff, prelogin.EncryptNotSup, false, want{sent: prelogin.EncryptOff}},
-		{"true/OFF", msdsn.EncryptionRequired, prelogin.EncryptOff, false, want{sent: prelogin.EncryptOn, login: true, batch: true, version: tls.VersionTLS12}},
-		{"true/ON", msdsn.EncryptionRequired, prelogin.EncryptOn, false, want{sent: prelogin.EncryptOn, login: true, batch: true, version: tls.VersionTLS12}},
+		{"disable/NOT_SUP", msdsn.EncryptionDisabled, prelogin.EncryptNotSup, false, want{sent: prelogin.EncryptNotSup, mode: none}},
+		{"disable/strict", msdsn.EncryptionDisabled, prelogin.EncryptOn, true, want{err: errAny}},
+		{"false/OFF", msdsn.EncryptionOff, prelogin.EncryptOff, false, want{sent: prelogin.EncryptOff, mode: loginOnly, login: true, version: tls.VersionTLS12}},
+		{"false/ON", msdsn.EncryptionOff, prelogin.EncryptOn, false, want{sent: prelogin.EncryptOff, mode: full, login: true, batch: true, version: tls.VersionTLS12}},
+		{"false/NOT_SUP", msdsn.EncryptionOff, prelogin.EncryptNotSup, false, want{sent: prelogin.EncryptOff, mode: none}},
+		{"false/strict", msdsn.EncryptionOff, prelogin.EncryptOn, true, want{err: errAny}},
+		{"true/OFF", msdsn.EncryptionRequired, prelogin.EncryptOff, false, want{sent: prelogin.EncryptOn, mode: full, login: true, batch: true, version: tls.VersionTLS12}},
+		{"true/ON", msdsn.EncryptionRequired, prelogin.EncryptOn, false, want{sent: prelogin.EncryptOn, mode: full, login: true, batch: true, version: tls.VersionTLS12}},
 		{"true/NOT_SUP", msdsn.EncryptionRequired, prelogin.EncryptNotSup, false, want{err: ErrServerNoEncryption, sent: prelogin.EncryptOn}},
-		{"strict/strict", msdsn.EncryptionStrict, prelogin.EncryptOn, true, want{sent: prelogin.EncryptStrict, login: true, batch: true, version: tls.VersionTLS13}},
+		{"true/strict", msdsn.EncryptionRequired, prelogin.EncryptOn, true, want{err: errAny}},
+		{"strict/OFF", msdsn.EncryptionStrict, prelogin.EncryptOff, false, want{dialErr: true}},
+		{"strict/ON", msdsn.EncryptionStrict, prelogin.EncryptOn, false, want{dialErr: true}},
+		{"strict/NOT_SUP", msdsn.EncryptionStrict, prelogin.EncryptNotSup, false, want{dialErr: true}},
+		{"strict/strict", msdsn.EncryptionStrict, prelogin.EncryptOn, true, want{sent: prelogin.EncryptStrict, mode: strict, login: true, batch: true, version: tls.VersionTLS13}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newFakeServer(t, pki, tc.server, tc.strict)
 			c, err := dialTest(t, testSettings(t, pki, tc.client), srv.addr())
+			if tc.want.dialErr {
+				if err == nil {
+					c.Close()
+					t.Fatal("dial succeeded")
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
 			_, err = c.Write(clientPrelogin())
+			if tc.want.err == errAny {
+				if err == nil || c.state() != stateFailed {
+					t.Fatalf("PRELOGIN write: got %v in state %v, want an error and %v", err, c.state(), stateFailed)
+				}
+				return
+			}
 			if tc.want.err != nil {
 				if !errors.Is(err, tc.want.err) {
 					t.Fatalf("PRELOGIN write: got %v, want %v", err, tc.want.err)
@@ -123,6 +149,9 @@ func TestNegotiationCells(t *testing.T) {
 			if err != nil {
 				t.Fatalf("PRELOGIN write: %v", err)
 			}
+			if c.mode != tc.want.mode {
+				t.Fatalf("mode %v, want %v", c.mode, tc.want.mode)
+			}
 			typ, payload, err := tds.NewReader(c, tds.ReaderConfig{}).ReadMessage()
 			if err != nil {
 				t.Fatalf("read PRELOGIN reply: %v", err)
@@ -147,6 +176,38 @@ func TestNegotiationCells(t *testing.T) {
 				t.Fatalf("TLS versions %x, want %x", versions, tc.want.version)
 			}
 		})
+	}
+}
+
+// TestEveryModeAndState: every prelogin.Mode has a state to enter and every state a name and
+// a row of transitions; a mode or a state without its cases fails the call with an error,
+// never a panic, and writes nothing.
+func TestEveryModeAndState(t *testing.T) {
+	for m := prelogin.Mode(0); m.Valid(); m++ {
+		if s, err := stateFor(m); err != nil || s == stateFailed {
+			t.Errorf("stateFor(%v) = %v, %v", m, s, err)
+		}
+	}
+	if _, err := stateFor(prelogin.Mode(len(stateNames))); err == nil {
+		t.Error("stateFor(an unknown mode) succeeded")
+	}
+	if len(transitions) != len(stateNames) {
+		t.Errorf("%d rows of transitions for %d states", len(transitions), len(stateNames))
+	}
+	for s := range state(len(stateNames)) {
+		if stateNames[s] == "" {
+			t.Errorf("state %d has no name", s)
+		}
+	}
+	unknown := state(len(stateNames))
+	c := &conn{} // no writer at all: a write that reached one would panic
+	for _, s := range []state{stateNew, stateFailed, stateClosed, unknown} {
+		if _, err := c.writeIn(s, packet(tds.TypeSQLBatch, []byte("q"))); err == nil {
+			t.Errorf("writeIn in %v succeeded", s)
+		}
+	}
+	if err := c.stickyErr(unknown); err == nil {
+		t.Errorf("stickyErr(%v) = nil", unknown)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/microsoft/go-mssqldb/msdsn"
+
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
@@ -86,12 +88,60 @@ type ConnectError struct {
 	// Err is the cause.
 	Err error
 
+	// Encrypt is the DSN's encrypt setting, under the name this package's texts use:
+	// "disable", "false", "true" or "strict" (go-mssqldb's synonyms, "mandatory", "no", ...,
+	// are read as one of these).
+	Encrypt string
+	// EncryptionSent is the ENCRYPTION value of the PRELOGIN the bridge sent, and
+	// EncryptionReply the server's answer, when Replied: the server's PRELOGIN reply was read
+	// and its ENCRYPTION value decided the mode (or was refused, see ErrServerNoEncryption).
+	// In strict mode PRELOGIN travels inside TLS and its value decides nothing: Replied is false.
+	EncryptionSent, EncryptionReply prelogin.Encryption
+	Replied                         bool
+
 	bound  string        // the time bound that ended the attempt ("dial timeout", ...), or ""
 	within time.Duration // that bound's length; 0 when unknown
 }
 
-// Error returns "mssqlbridge: connect HOST (ADDR): PHASE: WHAT (TIMINGS)", where TIMINGS are
-// the phases completed before the failed one.
+// encryptionExchange is what a PRELOGIN exchange decided encryption on: the ENCRYPTION values
+// sent and replied. The zero value means that no reply was read.
+type encryptionExchange struct {
+	sent, reply prelogin.Encryption
+	replied     bool
+}
+
+// explain records on e the encryption facts of the attempt: s's encrypt setting and the values
+// of x, or, for an encryption refusal, those the *prelogin.NegotiationError in Err names.
+func (e *ConnectError) explain(s *settings, x encryptionExchange) {
+	e.Encrypt = encryptSetting(s.encryption)
+	var nerr *prelogin.NegotiationError
+	if !x.replied && errors.As(e.Err, &nerr) {
+		x = encryptionExchange{sent: nerr.Sent, reply: nerr.Reply, replied: true}
+	}
+	e.EncryptionSent, e.EncryptionReply, e.Replied = x.sent, x.reply, x.replied
+}
+
+// encryptSetting names an encrypt setting as the DSN spells it.
+func encryptSetting(e msdsn.Encryption) string {
+	switch e {
+	case msdsn.EncryptionDisabled:
+		return "disable"
+	case msdsn.EncryptionOff:
+		return "false"
+	case msdsn.EncryptionRequired:
+		return "true"
+	case msdsn.EncryptionStrict:
+		return "strict"
+	}
+	return "Encryption(" + strconv.Itoa(int(e)) + ")" // newSettings refuses any other
+}
+
+// Error returns "mssqlbridge: connect HOST (ADDR): PHASE: WHAT (ENCRYPTION; TIMINGS)", where
+// TIMINGS are the phases completed before the failed one, and ENCRYPTION, from the TLS
+// handshake on, the encrypt setting and the ENCRYPTION values exchanged ("encrypt=false,
+// PRELOGIN ENCRYPTION sent OFF, answered OFF"): they say whether the TLS was for the login
+// only or for every packet. An earlier phase's text says all that matters about encryption
+// (the refusals name both values and the setting) or nothing does.
 func (e *ConnectError) Error() string {
 	var b strings.Builder
 	b.WriteString("mssqlbridge: connect ")
@@ -100,17 +150,34 @@ func (e *ConnectError) Error() string {
 		b.WriteString(" (" + a + ")")
 	}
 	b.WriteString(": " + e.Phase.String() + ": " + e.detail())
+	var facts []string
+	if s := e.encryption(); s != "" {
+		facts = append(facts, s)
+	}
 	if n := len(e.Timings) - 1; n > 0 {
-		b.WriteString(" (")
+		timings := make([]string, n)
 		for i, t := range e.Timings[:n] {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(t.Phase.key() + " " + formatDuration(t.Duration))
+			timings[i] = t.Phase.key() + " " + formatDuration(t.Duration)
 		}
-		b.WriteString(")")
+		facts = append(facts, strings.Join(timings, ", "))
+	}
+	if len(facts) > 0 {
+		b.WriteString(" (" + strings.Join(facts, "; ") + ")")
 	}
 	return b.String()
+}
+
+// encryption is the text of the encryption facts, for a failure from the TLS handshake on;
+// "" before it or when the facts are unknown.
+func (e *ConnectError) encryption() string {
+	if e.Phase < PhaseHandshake || e.Encrypt == "" {
+		return ""
+	}
+	s := "encrypt=" + e.Encrypt
+	if e.Replied {
+		s += ", PRELOGIN ENCRYPTION sent " + e.EncryptionSent.String() + ", answered " + e.EncryptionReply.String()
+	}
+	return s
 }
 
 // Unwrap returns Err, and context.DeadlineExceeded when a time bound ended the attempt and

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
+	"github.com/microsoft/go-mssqldb/msdsn"
 
+	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tdstest"
 )
 
@@ -162,7 +164,7 @@ func TestConnectErrors(t *testing.T) {
 		},
 		{
 			name: "the server stalls the TLS handshake", dsn: stallTLS.DSN("encrypt=true", "certificate="+stallTLS.CAFile()), ctx: 2 * time.Second, bound: 2 * time.Second,
-			phase: PhaseHandshake, msgs: []string{"TLS handshake: no answer within 2s, the context deadline (tcp ", "prelogin "}, timeout: true,
+			phase: PhaseHandshake, msgs: []string{"TLS handshake: no answer within 2s, the context deadline (", "tcp ", "prelogin "}, timeout: true,
 		},
 		{
 			name: "the server stalls the TLS handshake, dial timeout", dsn: stallTLS.DSN("encrypt=true", "certificate="+stallTLS.CAFile(), "dial timeout=1"), ctx: 20 * time.Second, bound: time.Second,
@@ -170,7 +172,7 @@ func TestConnectErrors(t *testing.T) {
 		},
 		{
 			name: "strict: the server stalls the TLS handshake", dsn: stallStrict.DSN("encrypt=strict", "certificate="+stallStrict.CAFile()), ctx: time.Second, bound: time.Second,
-			phase: PhaseHandshake, msgs: []string{"TLS handshake: no answer within 1s, the context deadline (tcp "}, timeout: true,
+			phase: PhaseHandshake, msgs: []string{"TLS handshake: no answer within 1s, the context deadline (", "tcp "}, timeout: true,
 		},
 		{
 			name: "an untrusted certificate", dsn: on.DSN("encrypt=true"), ctx: 10 * time.Second, bound: 10 * time.Second,
@@ -302,6 +304,15 @@ func TestConnectErrorText(t *testing.T) {
 			"mssqlbridge: connect 127.0.0.1:1433: PRELOGIN: boom (tcp 1.5s)"},
 		{"an unknown bound", &ConnectError{Host: "h:1", Phase: PhaseLogin, Err: base, bound: "deadline"},
 			"mssqlbridge: connect h:1: LOGIN7 send: no answer before the deadline"},
+		{"encryption facts", &ConnectError{Host: "h:1", Phase: PhaseLogin, Err: fmt.Errorf("%w: the password ends ...", ErrSecretOutsideTLS),
+			Timings: []PhaseTiming{{PhaseTCP, time.Millisecond}, {PhasePrelogin, time.Millisecond}, {PhaseHandshake, 2 * time.Millisecond}, {PhaseLogin, 0}},
+			Encrypt: "false", EncryptionSent: prelogin.EncryptOff, EncryptionReply: prelogin.EncryptOff, Replied: true},
+			"mssqlbridge: connect h:1: LOGIN7 send: a LOGIN7 secret would travel outside TLS: the password ends ... (encrypt=false, PRELOGIN ENCRYPTION sent OFF, answered OFF; tcp 1.0ms, prelogin 1.0ms, tls 2.0ms)"},
+		{"strict, no phase before", &ConnectError{Host: "h:1", Phase: PhaseHandshake, Err: base, Encrypt: "strict"},
+			"mssqlbridge: connect h:1: TLS handshake: boom (encrypt=strict)"},
+		{"encryption facts before the handshake", &ConnectError{Host: "h:1", Phase: PhasePrelogin, Err: base,
+			Timings: []PhaseTiming{{PhaseTCP, time.Millisecond}, {PhasePrelogin, time.Millisecond}}, Encrypt: "true"},
+			"mssqlbridge: connect h:1: PRELOGIN: boom (tcp 1.0ms)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -372,6 +383,91 @@ func TestLoginStallBounded(t *testing.T) {
 			}
 			if took > tc.bound+slack {
 				t.Errorf("returned after %v, want within %v + %v", took, tc.bound, slack)
+			}
+		})
+	}
+}
+
+// TestConnectErrorExplain: the encrypt setting is named as the DSN spells it; the ENCRYPTION
+// values come from the exchange, or, for a refusal, from the *prelogin.NegotiationError.
+func TestConnectErrorExplain(t *testing.T) {
+	refusal := fmt.Errorf("mssqlbridge: PRELOGIN negotiation: %w",
+		&prelogin.NegotiationError{Err: ErrServerNoEncryption, Sent: prelogin.EncryptOn, Reply: prelogin.EncryptNotSup})
+	tests := []struct {
+		name       string
+		setting    msdsn.Encryption
+		x          encryptionExchange
+		err        error
+		encrypt    string
+		sent, repl prelogin.Encryption
+		replied    bool
+	}{
+		{"disable, no reply", msdsn.EncryptionDisabled, encryptionExchange{}, io.EOF, "disable", 0, 0, false},
+		{"false, login only", msdsn.EncryptionOff, encryptionExchange{prelogin.EncryptOff, prelogin.EncryptOff, true}, io.EOF,
+			"false", prelogin.EncryptOff, prelogin.EncryptOff, true},
+		{"true, a refusal", msdsn.EncryptionRequired, encryptionExchange{}, refusal, "true", prelogin.EncryptOn, prelogin.EncryptNotSup, true},
+		{"strict", msdsn.EncryptionStrict, encryptionExchange{}, io.EOF, "strict", 0, 0, false},
+		{"unknown setting", msdsn.Encryption(9), encryptionExchange{}, io.EOF, "Encryption(9)", 0, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &ConnectError{Err: tc.err}
+			e.explain(&settings{encryption: tc.setting}, tc.x)
+			if e.Encrypt != tc.encrypt || e.EncryptionSent != tc.sent || e.EncryptionReply != tc.repl || e.Replied != tc.replied {
+				t.Errorf("got %q %v %v %v, want %q %v %v %v", e.Encrypt, e.EncryptionSent, e.EncryptionReply, e.Replied,
+					tc.encrypt, tc.sent, tc.repl, tc.replied)
+			}
+		})
+	}
+}
+
+// TestConnectErrorEncryption: a failed connection's *ConnectError carries the encrypt setting
+// and the ENCRYPTION values exchanged, and its text shows them from the TLS handshake on.
+func TestConnectErrorEncryption(t *testing.T) {
+	notSup := startServer(t, tdstest.Config{Encryption: tdstest.EncryptNotSup})
+	on := startServer(t, tdstest.Config{})
+	off := startServer(t, tdstest.Config{Encryption: tdstest.EncryptOff})
+	noTDS8 := newLoopbackPeer(t, func(c net.Conn) { _, _ = io.ReadFull(c, make([]byte, 8)); _ = c.Close() })
+	tests := []struct {
+		name       string
+		dsn        string
+		phase      ConnectPhase
+		encrypt    string
+		sent, repl prelogin.Encryption
+		replied    bool
+		text       string // in the text; "" for none
+	}{
+		{"a refusal", notSup.DSN("encrypt=true"), PhasePrelogin, "true", prelogin.EncryptOn, prelogin.EncryptNotSup, true, ""},
+		{"an untrusted certificate", on.DSN("encrypt=true"), PhaseHandshake, "true", prelogin.EncryptOn, prelogin.EncryptOn, true,
+			" (encrypt=true, PRELOGIN ENCRYPTION sent ON, answered ON; tcp "},
+		{"login only, LOGIN7 secret outside TLS",
+			off.DSN("encrypt=false", "certificate="+off.CAFile(), "packet size=512", "workstation id="+strings.Repeat("w", 2100)),
+			PhaseLogin, "false", prelogin.EncryptOff, prelogin.EncryptOff, true,
+			" (encrypt=false, PRELOGIN ENCRYPTION sent OFF, answered OFF; tcp "},
+		{"strict, no TDS 8.0", dsnFor(noTDS8.addr(), "encrypt=strict"), PhaseHandshake, "strict", 0, 0, false, " (encrypt=strict; tcp "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := bridgedDB(t, tc.dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err = db.PingContext(ctx)
+			t.Log(err)
+			var ce *ConnectError
+			if !errors.As(err, &ce) || ce.Phase != tc.phase {
+				t.Fatalf("got %v, want a *ConnectError in phase %v", err, tc.phase)
+			}
+			if ce.Encrypt != tc.encrypt || ce.Replied != tc.replied || ce.EncryptionSent != tc.sent || ce.EncryptionReply != tc.repl {
+				t.Errorf("Encrypt %q, Replied %v, sent %v, reply %v; want %q, %v, %v, %v",
+					ce.Encrypt, ce.Replied, ce.EncryptionSent, ce.EncryptionReply, tc.encrypt, tc.replied, tc.sent, tc.repl)
+			}
+			if got := strings.Contains(err.Error(), "encrypt="+tc.encrypt+", PRELOGIN") || strings.Contains(err.Error(), "(encrypt="); tc.text == "" && got {
+				t.Errorf("the text shows the encryption facts before the TLS handshake")
+			} else if tc.text != "" && !strings.Contains(err.Error(), tc.text) {
+				t.Errorf("the text does not say %q", tc.text)
 			}
 		})
 	}

@@ -29,6 +29,8 @@ type connTrace struct {
 	phase   ConnectPhase
 	began   time.Time // when phase began
 	timings []PhaseTiming
+	// exchange is the PRELOGIN's ENCRYPTION values, once preloginDone has them.
+	exchange encryptionExchange
 
 	// The bound the dial's context sets, judged at the dial: "context deadline" or "dial
 	// timeout", and its length; "" when the context has no deadline.
@@ -98,27 +100,30 @@ func (t *connTrace) connected(raw net.Conn) {
 	t.done()
 }
 
-// preloginDone ends PRELOGIN: the client sent sent, the server replied got.
-func (t *connTrace) preloginDone(sent, got prelogin.Encryption, outcome prelogin.Outcome) {
+// preloginDone ends PRELOGIN: the client sent sent, the server replied got, which settled
+// mode.
+func (t *connTrace) preloginDone(sent, got prelogin.Encryption, mode prelogin.Mode) {
 	if t == nil {
 		return
 	}
+	t.exchange = encryptionExchange{sent: sent, reply: got, replied: true}
 	t.done(slog.String("encryption_sent", sent.String()), slog.String("encryption_reply", got.String()),
-		slog.String("mode", modeName(outcome)))
+		slog.String("mode", mode.String()))
 }
 
-// negotiated is called when the driver's PRELOGIN has been answered: it ends the phase
-// running (the TLS handshake, or in strict mode and without TLS PRELOGIN) and starts the
-// LOGIN7 send, which lasts until the driver has written its LOGIN7 message.
-func (t *connTrace) negotiated(strict bool, tc *tls.Conn) {
+// negotiated is called when the driver's PRELOGIN has been answered and mode settled: it ends
+// the phase running (the TLS handshake, or PRELOGIN in strict mode, where TLS ran on dial, and
+// without TLS) and starts the LOGIN7 send, which lasts until the driver has written its LOGIN7
+// message.
+func (t *connTrace) negotiated(mode prelogin.Mode, tc *tls.Conn) {
 	if t == nil {
 		return
 	}
 	switch {
 	case t.phase == PhaseHandshake:
 		t.handshakeDone(tc)
-	case strict:
-		t.done(slog.String("mode", "strict"))
+	case mode == prelogin.ModeStrict: // preloginDone did not run: no ENCRYPTION to judge
+		t.done(slog.String("mode", mode.String()))
 	default:
 		t.done()
 	}
@@ -150,6 +155,7 @@ func (t *connTrace) fail(ctx context.Context, err error) error {
 	}
 	t.record()
 	ce = &ConnectError{Host: t.host, Addr: t.addr, Phase: t.phase, Timings: t.timings, Err: err}
+	ce.explain(t.s, t.exchange)
 	var ne net.Error
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -170,16 +176,6 @@ func (t *connTrace) fail(ctx context.Context, err error) error {
 			slog.Any("timings", timingsValue(ce.Timings)), slog.String("error", ce.Error()))
 	}
 	return ce
-}
-
-func modeName(o prelogin.Outcome) string {
-	switch o {
-	case prelogin.OutcomeFull:
-		return "full"
-	case prelogin.OutcomeLoginOnly:
-		return "login-only"
-	}
-	return "none"
 }
 
 // traceLogin follows the LOGIN7 send on the conn's Writes after PRELOGIN (wmu held): a Write

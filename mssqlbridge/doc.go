@@ -115,7 +115,7 @@
 // deadline, the dial timeout or the connection timeout: each bounds every phase, whichever
 // ends first), and how long each phase took, for example
 //
-//	mssqlbridge: connect db.example.com:1433 (10.0.0.5): TLS handshake: no answer within 2s, the context deadline (lookup 1.0ms, tcp 0.4ms, prelogin 0.8ms)
+//	mssqlbridge: connect db.example.com:1433 (10.0.0.5): TLS handshake: no answer within 2s, the context deadline (encrypt=true, PRELOGIN ENCRYPTION sent ON, answered ON; lookup 1.0ms, tcp 0.4ms, prelogin 0.8ms)
 //
 // errors.Is and errors.As see through it to the sentinels and types above, the net.Error or
 // x509 error beneath, and context.DeadlineExceeded whenever a time bound ended the attempt.

@@ -179,14 +179,14 @@ func (s *fakeServer) serve(raw net.Conn) error {
 		return err
 	}
 	client := s.noteSent(payload)
-	reply, outcome, closeAfter := prelogin.ServerReply(s.setting, client)
+	reply, mode, closeAfter := prelogin.ServerReply(s.setting, client)
 	if err := tds.NewWriter(raw, tds.DefaultPacketSize).WriteMessage(tds.TypeTabularResult, serverReplyPayload(reply)); err != nil {
 		return err
 	}
 	if closeAfter {
 		return nil
 	}
-	if outcome == prelogin.OutcomeNone {
+	if mode == prelogin.ModeNone {
 		return s.echo(rd, raw, false)
 	}
 	b := bridge.New(raw, bridge.Options{Role: bridge.RoleServer})
@@ -200,7 +200,7 @@ func (s *fakeServer) serve(raw net.Conn) error {
 	s.noteVersion(ts)
 	// Packets as large as the client's packet size (a login-only LOGIN7 packet may exceed 4096).
 	trd := tds.NewReader(ts, tds.ReaderConfig{MaxPacketSize: tds.MaxPacketSize})
-	if outcome == prelogin.OutcomeFull {
+	if mode == prelogin.ModeFull {
 		return s.echo(trd, ts, true)
 	}
 	// Login-only: the first packet (LOGIN7) inside TLS, then plaintext both ways.

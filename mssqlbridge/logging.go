@@ -15,9 +15,10 @@ import (
 //     "mssqlbridge: " and the phase's name ("mssqlbridge: TLS handshake"; the LOGIN7 send's
 //     is "mssqlbridge: LOGIN7 send") and the attributes host ("host:port" as dialed), addr
 //     (the address connected to), phase and took (its duration); the lookup adds addrs (the
-//     addresses found), PRELOGIN adds encryption_sent, encryption_reply and mode (full,
-//     login-only, none, strict), the TLS handshake adds tls_version, cipher_suite,
-//     server_name (the SNI sent; empty for an IP address) and resumed;
+//     addresses found), PRELOGIN adds encryption_sent, encryption_reply and mode (the
+//     [prelogin.Mode] negotiated, as its String spells it: "full", "strict", ...), the TLS
+//     handshake adds tls_version, cipher_suite, server_name (the SNI sent; empty for an IP
+//     address) and resumed;
 //   - "mssqlbridge: connect failed", at level Warn, with host, addr, phase, timings and error
 //     (the *ConnectError's text);
 //   - "mssqlbridge: routing redirect followed", at level Info, when the driver dials another

@@ -3,6 +3,7 @@ package mssqlbridge
 import (
 	"fmt"
 
+	"github.com/tdsbridge/tdsbridge/login7"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
@@ -110,8 +111,8 @@ func checkSecrets(msg []byte, packetSize int) error {
 	return nil
 }
 
-// maxLogin7Size is the longest LOGIN7 message the conn collects (MS-TDS: 128 KiB).
-const maxLogin7Size = 128 << 10
+// maxLogin7Size is the longest LOGIN7 message the conn collects.
+const maxLogin7Size = login7.MaxLen
 
 // sendLogin sends first (one LOGIN7 packet) through TLS, switches both directions to
 // plaintext, and sends rest (the following LOGIN7 packets, if any) in plaintext.

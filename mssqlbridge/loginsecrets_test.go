@@ -15,6 +15,7 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
+	"github.com/tdsbridge/tdsbridge/login7"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
 	"github.com/tdsbridge/tdsbridge/tdstest"
@@ -46,45 +47,45 @@ func buildLogin7(l testLogin7) []byte {
 		}
 		return b
 	}
-	msg := make([]byte, login7FixedV72)
+	msg := make([]byte, login7.FixedLen)
 	version := l.version
 	if version == 0 {
 		version = 0x74000004
 	}
-	le.PutUint32(msg[4:], version)
-	le.PutUint32(msg[8:], 4096)
+	le.PutUint32(msg[login7.OffTDSVersion:], version)
+	le.PutUint32(msg[login7.OffPacketSize:], 4096)
 	put := func(at int, data []byte, count int) {
 		le.PutUint16(msg[at:], uint16(len(msg)))
 		le.PutUint16(msg[at+2:], uint16(count))
 		msg = append(msg, data...)
 	}
-	put(36, ucs2(l.host), len(ucs2(l.host))/2)
-	put(40, ucs2(l.user), len(ucs2(l.user))/2)
+	put(login7.FieldHostName.EntryAt(), ucs2(l.host), len(ucs2(l.host))/2)
+	put(login7.FieldUserName.EntryAt(), ucs2(l.user), len(ucs2(l.user))/2)
 	chars := func(b []byte, n int) int {
 		if n == 0 {
 			return len(b) / 2
 		}
 		return n
 	}
-	put(login7PasswordAt, l.password, chars(l.password, l.passwordChars))
-	put(48, ucs2(l.app), len(ucs2(l.app))/2)
-	put(68, ucs2(l.database), len(ucs2(l.database))/2)
-	put(login7ChangePassAt, l.newPassword, chars(l.newPassword, l.newPasswordChars))
+	put(login7.FieldPassword.EntryAt(), l.password, chars(l.password, l.passwordChars))
+	put(login7.FieldAppName.EntryAt(), ucs2(l.app), len(ucs2(l.app))/2)
+	put(login7.FieldDatabase.EntryAt(), ucs2(l.database), len(ucs2(l.database))/2)
+	put(login7.FieldChangePassword.EntryAt(), l.newPassword, chars(l.newPassword, l.newPasswordChars))
 	if l.fedAuthToken != nil {
-		msg[login7OptionFlags3] |= login7FExtension
-		le.PutUint16(msg[login7ExtensionAt:], uint16(len(msg)))
-		le.PutUint16(msg[login7ExtensionAt+2:], 4)
+		msg[login7.OffOptionFlags3] |= login7.FlagExtension
+		le.PutUint16(msg[login7.FieldExtension.EntryAt():], uint16(len(msg)))
+		le.PutUint16(msg[login7.FieldExtension.EntryAt()+2:], 4)
 		msg = le.AppendUint32(msg, uint32(len(msg)+4))
 		library := l.fedAuthLibrary
 		if library == 0 {
-			library = 0x01
+			library = login7.FedAuthLibrarySecurityToken
 		}
 		data := append([]byte{library << 1}, le.AppendUint32(nil, uint32(len(l.fedAuthToken)))...)
 		data = append(data, l.fedAuthToken...)
-		msg = append(msg, featureFedAuth)
+		msg = append(msg, login7.FeatureFedAuth)
 		msg = le.AppendUint32(msg, uint32(len(data)))
 		msg = append(msg, data...)
-		msg = append(msg, featureExtTerminator)
+		msg = append(msg, login7.FeatureTerminator)
 	}
 	le.PutUint32(msg, uint32(len(msg)))
 	return msg
@@ -105,21 +106,21 @@ func TestLogin7Secrets(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		msg     []byte
-		want    []login7Field
+		want    []secretField
 		wantErr bool
 	}{
-		{"password only", buildLogin7(testLogin7{user: "sa", password: pw}), []login7Field{fieldPassword}, false},
+		{"password only", buildLogin7(testLogin7{user: "sa", password: pw}), []secretField{fieldPassword}, false},
 		{"no password", buildLogin7(testLogin7{user: "sa"}), nil, false},
-		{"long names before the password", buildLogin7(testLogin7{host: long, user: long, password: pw}), []login7Field{fieldPassword}, false},
-		{"password change", buildLogin7(testLogin7{password: pw, newPassword: newPW}), []login7Field{fieldPassword, fieldChangePassword}, false},
-		{"FEDAUTH token", buildLogin7(testLogin7{fedAuthToken: token}), []login7Field{fieldFedAuth}, false},
-		{"password outside the BMP, cch in characters", buildLogin7(testLogin7{host: long, password: nonBMP(20), passwordChars: 20, app: "app"}), []login7Field{fieldPassword}, false},
-		{"new password outside the BMP, last field", buildLogin7(testLogin7{password: pw, newPassword: nonBMP(30), newPasswordChars: 30}), []login7Field{fieldPassword, fieldChangePassword}, false},
+		{"long names before the password", buildLogin7(testLogin7{host: long, user: long, password: pw}), []secretField{fieldPassword}, false},
+		{"password change", buildLogin7(testLogin7{password: pw, newPassword: newPW}), []secretField{fieldPassword, fieldChangePassword}, false},
+		{"FEDAUTH token", buildLogin7(testLogin7{fedAuthToken: token}), []secretField{fieldFedAuth}, false},
+		{"password outside the BMP, cch in characters", buildLogin7(testLogin7{host: long, password: nonBMP(20), passwordChars: 20, app: "app"}), []secretField{fieldPassword}, false},
+		{"new password outside the BMP, last field", buildLogin7(testLogin7{password: pw, newPassword: nonBMP(30), newPasswordChars: 30}), []secretField{fieldPassword, fieldChangePassword}, false},
 		{"TDS 7.1: no new password field", func() []byte {
 			m := buildLogin7(testLogin7{version: 0x71000001, password: pw})
-			binary.LittleEndian.PutUint16(m[login7ChangePassAt+2:], 0xFFFF) // ignored before 7.2
+			binary.LittleEndian.PutUint16(m[login7.FieldChangePassword.EntryAt()+2:], 0xFFFF) // ignored before 7.2
 			return m
-		}(), []login7Field{fieldPassword}, false},
+		}(), []secretField{fieldPassword}, false},
 		{"too short", make([]byte, 40), nil, true},
 		{"length field wrong", func() []byte {
 			m := buildLogin7(testLogin7{password: pw})
@@ -128,12 +129,12 @@ func TestLogin7Secrets(t *testing.T) {
 		}(), nil, true},
 		{"password past the end", func() []byte {
 			m := buildLogin7(testLogin7{password: pw})
-			binary.LittleEndian.PutUint16(m[login7PasswordAt+2:], 5000)
+			binary.LittleEndian.PutUint16(m[login7.FieldPassword.EntryAt()+2:], 5000)
 			return m
 		}(), nil, true},
 		{"FeatureExt offset past the end", func() []byte {
 			m := buildLogin7(testLogin7{fedAuthToken: token})
-			ib := binary.LittleEndian.Uint16(m[login7ExtensionAt:])
+			ib := binary.LittleEndian.Uint16(m[login7.FieldExtension.EntryAt():])
 			binary.LittleEndian.PutUint32(m[ib:], 0xFFFFFFF0)
 			return m
 		}(), nil, true},
@@ -153,15 +154,15 @@ func TestLogin7Secrets(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := parseLogin7(tc.msg)
 			if tc.wantErr {
-				if !errors.Is(err, errLogin7) {
-					t.Fatalf("got %v, want errLogin7", err)
+				if !errors.Is(err, login7.ErrMalformed) {
+					t.Fatalf("got %v, want login7.ErrMalformed", err)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []login7Field
+			var got []secretField
 			for _, sp := range l.secrets {
 				got = append(got, sp.field)
 				data := tc.msg[sp.start:sp.end]
@@ -197,7 +198,7 @@ func nonBMP(n int) []byte {
 // TestLogin7SecretsLaterToken: a FEDAUTH feature of the workflow whose token follows LOGIN7
 // (bFedAuthLibrary 0x02) is reported; one that carries the token itself is not.
 func TestLogin7SecretsLaterToken(t *testing.T) {
-	for library, want := range map[byte]bool{0x00: false, 0x01: false, fedAuthLibraryADAL: true} {
+	for library, want := range map[byte]bool{0x00: false, 0x01: false, login7.FedAuthLibraryADAL: true} {
 		msg := buildLogin7(testLogin7{user: "u", fedAuthToken: []byte{0x01}, fedAuthLibrary: library})
 		if library == 0 {
 			msg[len(msg)-2-5] = 0x00 // the options byte: Live ID, which buildLogin7's 0 does not give
@@ -219,9 +220,9 @@ func FuzzLogin7Secrets(f *testing.F) {
 	f.Add(buildLogin7(testLogin7{password: []byte("pwpw"), newPassword: []byte("nwnw")}))
 	f.Add(buildLogin7(testLogin7{fedAuthToken: []byte("token")}))
 	f.Add(buildLogin7(testLogin7{version: 0x70000000, password: []byte("pw")}))
-	f.Add(make([]byte, login7FixedV72))
+	f.Add(make([]byte, login7.FixedLen))
 	f.Add(buildLogin7(testLogin7{host: "h", password: nonBMP(3), passwordChars: 3, app: "a"}))
-	f.Add(buildLogin7(testLogin7{user: "u", fedAuthToken: []byte{0x01}, fedAuthLibrary: fedAuthLibraryADAL}))
+	f.Add(buildLogin7(testLogin7{user: "u", fedAuthToken: []byte{0x01}, fedAuthLibrary: login7.FedAuthLibraryADAL}))
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		l, err := parseLogin7(msg)
 		if err != nil {
@@ -231,7 +232,7 @@ func FuzzLogin7Secrets(f *testing.F) {
 			if sp.start < 0 || sp.start > sp.end || sp.end > len(msg) {
 				t.Fatalf("span %+v outside a %d-byte message", sp, len(msg))
 			}
-			at := map[login7Field]int{fieldPassword: login7PasswordAt, fieldChangePassword: login7ChangePassAt}
+			at := map[secretField]int{fieldPassword: login7.FieldPassword.EntryAt(), fieldChangePassword: login7.FieldChangePassword.EntryAt()}
 			if a, ok := at[sp.field]; ok && sp.end-sp.start < 2*int(binary.LittleEndian.Uint16(msg[a+2:])) {
 				t.Fatalf("span %+v shorter than the %v's cch", sp, sp.field)
 			}
@@ -456,7 +457,7 @@ func TestLoginOnlySecretPositions(t *testing.T) {
 		ends = append(ends, e)
 	}
 	ends = append(ends, 504, 506, 512, 518, 1016, 1024) // around the driver's 512-byte packets
-	fields := []login7Field{fieldPassword, fieldChangePassword, fieldFedAuth}
+	fields := []secretField{fieldPassword, fieldChangePassword, fieldFedAuth}
 	n := 0
 	for _, field := range fields {
 		for _, wd := range widths {
@@ -483,7 +484,7 @@ func TestLoginOnlySecretPositions(t *testing.T) {
 
 // placeSecret returns a LOGIN7 message whose field holds secret and ends at byte end of the
 // message, the host name padded to place it there; ok is false when it cannot end there.
-func placeSecret(field login7Field, secret []byte, chars, end int) (l testLogin7, ok bool) {
+func placeSecret(field secretField, secret []byte, chars, end int) (l testLogin7, ok bool) {
 	var before int // bytes between the fixed part's end and the secret, the host name excluded
 	switch field {
 	case fieldPassword:
@@ -495,7 +496,7 @@ func placeSecret(field login7Field, secret []byte, chars, end int) (l testLogin7
 		l = testLogin7{user: "u", fedAuthToken: secret}
 		before = 2 + 4 + 5 + 5 // user name, ibFeatureExtLong, feature header, options and token length
 	}
-	padding := end - len(secret) - login7FixedV72 - before
+	padding := end - len(secret) - login7.FixedLen - before
 	if padding < 0 || padding%2 != 0 {
 		return l, false
 	}
@@ -513,10 +514,10 @@ func secretsOf(l testLogin7, msg []byte) [][2]int {
 			spans = append(spans, [2]int{start, start + len(b)})
 		}
 	}
-	add(int(le.Uint16(msg[login7PasswordAt:])), l.password)
-	add(int(le.Uint16(msg[login7ChangePassAt:])), l.newPassword)
+	add(int(le.Uint16(msg[login7.FieldPassword.EntryAt():])), l.password)
+	add(int(le.Uint16(msg[login7.FieldChangePassword.EntryAt():])), l.newPassword)
 	if l.fedAuthToken != nil {
-		ext := int(le.Uint32(msg[le.Uint16(msg[login7ExtensionAt:]):]))
+		ext := int(le.Uint32(msg[le.Uint16(msg[login7.FieldExtension.EntryAt():]):]))
 		add(ext+5+5, l.fedAuthToken)
 	}
 	return spans

@@ -67,7 +67,7 @@ func (c *conn) negotiate(p []byte) (err error) {
 		stop()
 		return fmt.Errorf("mssqlbridge: PRELOGIN: %w", err)
 	}
-	outcome, reply, err := c.exchange(ctx, p)
+	mode, reply, err := c.exchange(ctx, p)
 	c.wdl.exit()
 	c.rdl.exit()
 	if !stop() {
@@ -78,19 +78,31 @@ func (c *conn) negotiate(p []byte) (err error) {
 	if err != nil {
 		return err
 	}
-	c.trace.negotiated(c.strict, c.tlsConn)
-	c.pending = reply
-	next := statePlain
-	switch outcome {
-	case prelogin.OutcomeFull:
-		next = stateFull
-	case prelogin.OutcomeLoginOnly:
-		next = stateLoginOnly
+	next, err := stateFor(mode)
+	if err != nil {
+		return err
 	}
+	c.mode = mode
+	c.trace.negotiated(mode, c.tlsConn)
+	c.pending = reply
 	if !c.transition(next, nil) {
 		return errClosed
 	}
 	return nil
+}
+
+// stateFor returns the state a conn enters once the PRELOGIN exchange has settled mode m.
+func stateFor(m prelogin.Mode) (state, error) {
+	switch m {
+	case prelogin.ModeNone:
+		return statePlain, nil
+	case prelogin.ModeLoginOnly:
+		return stateLoginOnly, nil
+	case prelogin.ModeFull, prelogin.ModeStrict:
+		return stateFull, nil
+	default:
+		return stateFailed, fmt.Errorf("mssqlbridge: internal error: PRELOGIN settled on an unknown encryption mode, %v", m)
+	}
 }
 
 // startStrict runs the TDS 8.0 TLS handshake directly on the socket (ALPN "tds/8.0", TLS 1.3
@@ -125,8 +137,8 @@ func checkPrelogin(p []byte) error {
 }
 
 // exchange sends the PRELOGIN, reads and checks the reply, and runs the handshake. It returns
-// the outcome and the reply packets to hand the driver.
-func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte, error) {
+// the mode settled and the reply packets to hand the driver.
+func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Mode, []byte, error) {
 	pkt := append([]byte(nil), p...)
 	payload := pkt[tds.HeaderSize:]
 	sent := c.settings.sendValue()
@@ -149,7 +161,7 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 		if err != nil {
 			return 0, nil, err
 		}
-		return prelogin.OutcomeFull, reply, nil
+		return prelogin.ModeStrict, reply, nil
 	}
 
 	if _, err := c.raw.Write(pkt); err != nil {
@@ -161,48 +173,69 @@ func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Outcome, []byte
 	if err != nil {
 		return 0, nil, err
 	}
-	outcome, err := prelogin.ClientOutcome(sent, got)
+	mode, err := prelogin.ClientOutcome(sent, got)
 	if err != nil {
 		return 0, nil, negotiationError(err)
 	}
-	c.trace.preloginDone(sent, got, outcome)
-
-	if outcome == prelogin.OutcomeNone {
-		b := bridge.New(c.raw, bridge.Options{Role: bridge.RoleClient})
-		c.bridge = b
-		if err := b.StartPlaintext(); err != nil {
-			return 0, nil, fmt.Errorf("mssqlbridge: start plaintext: %w", err)
-		}
-		c.plainW = b
-		c.in = b
-		return outcome, reply, nil
+	c.trace.preloginDone(sent, got, mode)
+	switch mode {
+	case prelogin.ModeNone:
+		return mode, reply, c.startPlaintext()
+	case prelogin.ModeLoginOnly, prelogin.ModeFull:
+		return mode, reply, c.startTLS(ctx, mode)
+	case prelogin.ModeStrict:
+		// Only a STRICT value sent gives it, and that is sent only with c.strict (handled above).
+		return 0, nil, fmt.Errorf("mssqlbridge: internal error: strict mode settled in PRELOGIN, after sending %v", sent)
+	default:
+		return 0, nil, fmt.Errorf("mssqlbridge: internal error: PRELOGIN settled on an unknown encryption mode, %v", mode)
 	}
+}
 
+// startPlaintext makes the conn run without TLS: a bridge in plaintext mode carries both ways.
+func (c *conn) startPlaintext() error {
+	b := bridge.New(c.raw, bridge.Options{Role: bridge.RoleClient})
+	c.bridge = b
+	if err := b.StartPlaintext(); err != nil {
+		return fmt.Errorf("mssqlbridge: start plaintext: %w", err)
+	}
+	c.plainW = b
+	c.in = b
+	return nil
+}
+
+// startTLS runs the TLS handshake inside PRELOGIN packets for mode, ModeLoginOnly or ModeFull,
+// and sets where later Reads and Writes go.
+func (c *conn) startTLS(ctx context.Context, mode prelogin.Mode) error {
 	c.trace.start(PhaseHandshake)
 	cfg, err := c.settings.clientTLSConfig(ctx, c.host)
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	// Login-only is TLS 1.2 at most: a TLS 1.3 server sends session tickets after the
 	// handshake, as records the switch to plaintext would hand the driver as TDS bytes.
-	allow13 := c.settings.allowTLS13(cfg) && outcome == prelogin.OutcomeFull
+	allow13 := c.settings.allowTLS13(cfg) && mode == prelogin.ModeFull
 	b, tc := bridge.Client(c.raw, cfg, bridge.Options{AllowTLS13: allow13})
 	c.bridge = b
 	if err := tc.Handshake(); err != nil {
 		_ = b.SendPending() // the alert saying why, where crypto/tls wrote one
-		return 0, nil, handshakeError(c.handshakeFacts(cfg, allow13), err)
+		return handshakeError(c.handshakeFacts(cfg, allow13), err)
 	}
 	if err := b.StartPassthrough(); err != nil {
-		return 0, nil, fmt.Errorf("mssqlbridge: TLS handshake: %w", err)
+		return fmt.Errorf("mssqlbridge: TLS handshake: %w", err)
 	}
 	c.tlsConn = tc
-	if outcome == prelogin.OutcomeLoginOnly {
+	switch mode {
+	case prelogin.ModeLoginOnly:
 		c.plainW = b
 		c.in = b
-	} else if err := c.readTLS(tc, b); err != nil {
-		return 0, nil, err
+		return nil
+	case prelogin.ModeFull:
+		return c.readTLS(tc, b)
+	case prelogin.ModeNone, prelogin.ModeStrict:
+		return fmt.Errorf("mssqlbridge: internal error: TLS inside PRELOGIN in %v mode", mode)
+	default:
+		return fmt.Errorf("mssqlbridge: internal error: TLS inside PRELOGIN in unknown mode %v", mode)
 	}
-	return outcome, reply, nil
 }
 
 // readReply reads the server's PRELOGIN reply (packet type 0x04, at most maxReplySize bytes)

@@ -1,7 +1,5 @@
 package prelogin
 
-import "encoding/binary"
-
 // Decode parses the PRELOGIN payload src into m, replacing its contents. It checks the whole
 // option table first (see the package documentation for what is rejected and what tolerated)
 // and returns a *FormatError wrapping one of the sentinels ErrNoTerminator, ErrTruncatedTable,
@@ -21,9 +19,7 @@ func (m *Message) Decode(src []byte) error {
 	need, unknown := 0, 0
 	for i := range n {
 		t, _, ln := entry(src, i)
-		if t == TokenInstOpt || !t.Known() {
-			need += ln
-		}
+		need += ln // at least what keep copies: variable-length and unknown options
 		if !t.Known() {
 			unknown++
 		}
@@ -41,44 +37,11 @@ func (m *Message) Decode(src []byte) error {
 		t, off, ln := entry(src, i)
 		d := src[off : off+ln]
 		m.order = append(m.order, t)
-		switch t {
-		case TokenVersion:
-			m.HasVersion = true
-			m.Version = Version{
-				Major:    d[0],
-				Minor:    d[1],
-				Build:    binary.BigEndian.Uint16(d[2:4]),
-				SubBuild: binary.BigEndian.Uint16(d[4:6]),
-			}
-		case TokenEncryption:
-			m.HasEncryption = true
-			m.Encryption = Encryption(d[0])
-		case TokenInstOpt:
-			m.HasInstance = true
-			m.Instance = m.keep(d)
-		case TokenThreadID:
-			m.HasThreadID = true
-			if ln == 0 {
-				m.ThreadIDEmpty = true
-			} else {
-				m.ThreadID = binary.LittleEndian.Uint32(d)
-			}
-		case TokenMARS:
-			m.HasMARS = true
-			m.MARS = d[0]
-		case TokenTraceID:
-			m.HasTraceID = true
-			copy(m.TraceID.Connection[:], d[0:16])
-			copy(m.TraceID.Activity[:], d[16:32])
-			m.TraceID.Sequence = binary.LittleEndian.Uint32(d[32:36])
-		case TokenFedAuthRequired:
-			m.HasFedAuthRequired = true
-			m.FedAuthRequired = d[0]
-		case TokenNonceOpt:
-			m.HasNonce = true
-			copy(m.Nonce[:], d)
-		default:
+		if !t.Known() {
 			m.Unknown = append(m.Unknown, Option{Token: t, Data: m.keep(d)})
+		} else if err := m.setOption(t, d); err != nil {
+			m.Reset()
+			return err
 		}
 	}
 	return nil

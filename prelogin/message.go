@@ -30,8 +30,8 @@ type TraceID struct {
 	Sequence   uint32
 }
 
-// Option is a PRELOGIN option this package does not know (a token other than 0x00..0x07 and
-// 0xFF), kept as raw bytes so that it survives a decode-encode round trip.
+// Option is a PRELOGIN option this package does not know (a token neither [Token.Known] nor
+// the terminator), kept as raw bytes so that it survives a decode-encode round trip.
 type Option struct {
 	Token Token
 	Data  []byte
@@ -85,7 +85,8 @@ type Message struct {
 	HasNonce bool
 
 	// Unknown holds options with tokens this package does not know, in table order. Their
-	// tokens must be distinct and none may be 0x00..0x07 or 0xFF (Encode checks).
+	// tokens must be distinct, unknown ([Token.Known] false) and not the terminator (Encode
+	// checks).
 	Unknown []Option
 
 	order []Token // table order as decoded or set by SetOrder; reused
@@ -103,27 +104,12 @@ func (m *Message) Reset() {
 // Has reports whether option t is present: its HasX flag for a known token, an entry in Unknown
 // for any other token. Has(TokenTerminator) is false.
 func (m *Message) Has(t Token) bool {
-	switch t {
-	case TokenVersion:
-		return m.HasVersion
-	case TokenEncryption:
-		return m.HasEncryption
-	case TokenInstOpt:
-		return m.HasInstance
-	case TokenThreadID:
-		return m.HasThreadID
-	case TokenMARS:
-		return m.HasMARS
-	case TokenTraceID:
-		return m.HasTraceID
-	case TokenFedAuthRequired:
-		return m.HasFedAuthRequired
-	case TokenNonceOpt:
-		return m.HasNonce
-	case TokenTerminator:
-		return false
+	if t.Known() {
+		var b optionBuf
+		_, ok, _ := m.optionData(t, &b)
+		return ok
 	}
-	return m.unknownIndex(t) >= 0
+	return t != TokenTerminator && m.unknownIndex(t) >= 0
 }
 
 // unknownIndex returns the index in m.Unknown of the first option with token t, or -1.
@@ -182,22 +168,11 @@ func (m *Message) Equal(o *Message) bool {
 	if _, err := o.size(&s2, k2); err != nil {
 		return false
 	}
+	var b1, b2 optionBuf
 	for i := range k1 {
-		t := m.seqToken(s1[i])
-		if t != o.seqToken(s2[i]) || !bytes.Equal(m.unknownData(s1[i]), o.unknownData(s2[i])) {
+		if m.seqToken(s1[i]) != o.seqToken(s2[i]) || !bytes.Equal(m.seqData(s1[i], &b1), o.seqData(s2[i], &b2)) {
 			return false
 		}
-	}
-	switch {
-	case m.HasVersion && m.Version != o.Version,
-		m.HasEncryption && m.Encryption != o.Encryption,
-		m.HasInstance && !bytes.Equal(m.Instance, o.Instance),
-		m.HasThreadID && (m.ThreadIDEmpty != o.ThreadIDEmpty || !m.ThreadIDEmpty && m.ThreadID != o.ThreadID),
-		m.HasMARS && m.MARS != o.MARS,
-		m.HasTraceID && m.TraceID != o.TraceID,
-		m.HasFedAuthRequired && m.FedAuthRequired != o.FedAuthRequired,
-		m.HasNonce && m.Nonce != o.Nonce:
-		return false
 	}
 	return true
 }
@@ -231,9 +206,8 @@ func (m *Message) String() string {
 				b = strconv.AppendUint(b, uint64(m.ThreadID), 10)
 			}
 		default:
-			d := make([]byte, m.dataLen(s))
-			m.putData(d, s)
-			b = appendHex(b, d)
+			var d optionBuf
+			b = appendHex(b, m.seqData(s, &d))
 		}
 	}
 	return string(b)

@@ -13,10 +13,10 @@ const cert = EncryptClientCertBit
 func TestClientOutcome(t *testing.T) {
 	type row struct {
 		sent, reply Encryption
-		want        Outcome
+		want        Mode
 		wantErr     error
 	}
-	none, login, full := OutcomeNone, OutcomeLoginOnly, OutcomeFull
+	none, login, full, strict := ModeNone, ModeLoginOnly, ModeFull, ModeStrict
 	notSup, required, invalid := ErrServerNoEncryption, ErrServerRequiresEncryption, ErrInvalidEncryption
 	tests := map[string]row{
 		// Client rule (docs/protocol.md, section "PRELOGIN"): after OFF, OFF = login-only, ON/REQ = full, NOT_SUP = none.
@@ -53,12 +53,12 @@ func TestClientOutcome(t *testing.T) {
 		"REQ|CERT/REQ":     {EncryptReq | cert, EncryptReq, full, nil},
 		"REQ|CERT/NOT_SUP": {EncryptReq | cert, EncryptNotSup, none, notSup},
 		// STRICT (go-mssqldb, TDS 8.0): TLS is already up, the reply is ignored.
-		"STRICT/OFF":          {EncryptStrict, EncryptOff, full, nil},
-		"STRICT/ON":           {EncryptStrict, EncryptOn, full, nil},
-		"STRICT/REQ":          {EncryptStrict, EncryptReq, full, nil},
-		"STRICT/NOT_SUP":      {EncryptStrict, EncryptNotSup, full, nil},
-		"STRICT/invalid":      {EncryptStrict, 0x77, full, nil},
-		"STRICT|CERT/NOT_SUP": {EncryptStrict | cert, EncryptNotSup, full, nil},
+		"STRICT/OFF":          {EncryptStrict, EncryptOff, strict, nil},
+		"STRICT/ON":           {EncryptStrict, EncryptOn, strict, nil},
+		"STRICT/REQ":          {EncryptStrict, EncryptReq, strict, nil},
+		"STRICT/NOT_SUP":      {EncryptStrict, EncryptNotSup, strict, nil},
+		"STRICT/invalid":      {EncryptStrict, 0x77, strict, nil},
+		"STRICT|CERT/NOT_SUP": {EncryptStrict | cert, EncryptNotSup, strict, nil},
 		// Values that are not client values.
 		"NOT_SUP|CERT/NOT_SUP": {EncryptNotSup | cert, EncryptNotSup, none, invalid},
 		"NOT_SUP|CERT/ON":      {EncryptNotSup | cert, EncryptOn, none, invalid},
@@ -103,10 +103,10 @@ func TestServerReply(t *testing.T) {
 	type row struct {
 		setting, client Encryption
 		reply           Encryption
-		outcome         Outcome
+		mode            Mode
 		closeAfter      bool
 	}
-	none, login, full := OutcomeNone, OutcomeLoginOnly, OutcomeFull
+	none, login, full := ModeNone, ModeLoginOnly, ModeFull
 	tests := map[string]row{
 		// Negotiation table of docs/protocol.md (section "PRELOGIN"), column by column.
 		"OFF/OFF":         {EncryptOff, EncryptOff, EncryptOff, login, false},
@@ -144,45 +144,56 @@ func TestServerReply(t *testing.T) {
 		"OFF/0x05":     {EncryptOff, 0x05, EncryptReq, none, true},
 		"ON/0x20":      {EncryptOn, 0x20, EncryptReq, none, true},
 		"NOT_SUP/0xFF": {EncryptNotSup, 0xFF, EncryptReq, none, true},
-		// Settings: the CERT bit is ignored; REQ, STRICT and unknown values act as ON.
+		// Settings: the CERT bit is ignored; REQ and STRICT act as ON; unknown ones refuse.
 		"OFF|CERT/OFF": {EncryptOff | cert, EncryptOff, EncryptOff, login, false},
 		"REQ/OFF":      {EncryptReq, EncryptOff, EncryptReq, full, false},
 		"STRICT/OFF":   {EncryptStrict, EncryptOff, EncryptReq, full, false},
 		"0x42/NOT_SUP": {0x42, EncryptNotSup, EncryptReq, none, true},
+		"0x42/OFF":     {0x42, EncryptOff, EncryptReq, none, true},
+		"0x05/ON":      {0x05, EncryptOn, EncryptReq, none, true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			reply, outcome, closeAfter := ServerReply(tc.setting, tc.client)
-			if reply != tc.reply || outcome != tc.outcome || closeAfter != tc.closeAfter {
+			reply, mode, closeAfter := ServerReply(tc.setting, tc.client)
+			if reply != tc.reply || mode != tc.mode || closeAfter != tc.closeAfter {
 				t.Fatalf("ServerReply(%v, %v) = %v, %v, %v; want %v, %v, %v", tc.setting, tc.client,
-					reply, outcome, closeAfter, tc.reply, tc.outcome, tc.closeAfter)
+					reply, mode, closeAfter, tc.reply, tc.mode, tc.closeAfter)
 			}
 		})
 	}
 }
 
 // TestNegotiationAgrees checks the two views against each other for every possible client value
-// and every server setting: when the server goes on, the client reaches the same outcome from
-// the reply; when the server closes, the client sees an error (except with STRICT, whose reply
-// the client ignores).
+// and every server setting, every byte value included: when the server goes on, the client
+// reaches the same mode from the reply; when the server closes, the client sees an error. A
+// STRICT client ignores the reply and is in strict mode whatever the server does. A value that
+// is not a setting makes the server refuse every client.
 func TestNegotiationAgrees(t *testing.T) {
-	for _, setting := range []Encryption{EncryptOff, EncryptOn, EncryptNotSup} {
+	for s := range 256 {
+		setting := Encryption(s)
 		for c := range 256 {
 			client := Encryption(c)
-			reply, outcome, closeAfter := ServerReply(setting, client)
+			reply, mode, closeAfter := ServerReply(setting, client)
+			if !mode.Valid() || closeAfter && mode != ModeNone || mode == ModeStrict {
+				t.Fatalf("%v/%v: ServerReply = %v, %v, %v", setting, client, reply, mode, closeAfter)
+			}
 			got, err := ClientOutcome(client, reply)
 			switch {
-			case closeAfter && client.Base() == EncryptStrict:
-				if err != nil || got != OutcomeFull {
-					t.Errorf("%v/%v: STRICT client = %v, %v; want full", setting, client, got, err)
+			case !setting.Known():
+				if !closeAfter {
+					t.Errorf("%v/%v: setting is not a setting, but the server goes on (%v)", setting, client, mode)
+				}
+			case validClientValue(client) && client.Base() == EncryptStrict:
+				if err != nil || got != ModeStrict {
+					t.Errorf("%v/%v: STRICT client = %v, %v; want strict", setting, client, got, err)
 				}
 			case closeAfter:
-				if outcome != OutcomeNone || err == nil {
-					t.Errorf("%v/%v: server closes (reply %v, outcome %v) but client = %v, %v", setting, client, reply, outcome, got, err)
+				if err == nil {
+					t.Errorf("%v/%v: server closes (reply %v) but client = %v, %v", setting, client, reply, got, err)
 				}
 			default:
-				if err != nil || got != outcome {
-					t.Errorf("%v/%v: server says %v (reply %v), client = %v, %v", setting, client, outcome, reply, got, err)
+				if err != nil || got != mode {
+					t.Errorf("%v/%v: server says %v (reply %v), client = %v, %v", setting, client, mode, reply, got, err)
 				}
 			}
 		}

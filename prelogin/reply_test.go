@@ -88,12 +88,12 @@ func driverReads(p []byte) (enc Encryption, ok bool) {
 func TestReplyBabelfish(t *testing.T) {
 	tests := map[string]struct {
 		sent, answer Encryption
-		want         Outcome
+		want         Mode
 	}{
-		"encrypt=disable": {sent: EncryptNotSup, answer: EncryptNotSup, want: OutcomeNone},
-		"encrypt=false":   {sent: EncryptOff, answer: EncryptOff, want: OutcomeLoginOnly},
-		"encrypt=true":    {sent: EncryptOn, answer: EncryptOn, want: OutcomeFull},
-		"encrypt=strict":  {sent: EncryptStrict, answer: EncryptOn, want: OutcomeFull},
+		"encrypt=disable": {sent: EncryptNotSup, answer: EncryptNotSup, want: ModeNone},
+		"encrypt=false":   {sent: EncryptOff, answer: EncryptOff, want: ModeLoginOnly},
+		"encrypt=true":    {sent: EncryptOn, answer: EncryptOn, want: ModeFull},
+		"encrypt=strict":  {sent: EncryptStrict, answer: EncryptOn, want: ModeStrict},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

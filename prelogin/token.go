@@ -1,9 +1,12 @@
 package prelogin
 
-// Token identifies a PRELOGIN option (MS-TDS 2.2.6.5).
+// Token identifies a PRELOGIN option (MS-TDS 2.2.6.5). The options this package knows are the
+// rows of the option table (option.go); every other token but the terminator is kept as an
+// [Option].
 type Token uint8
 
-// PRELOGIN option tokens, with the data length each has on the wire.
+// PRELOGIN option tokens, with the data length each has on the wire. Each option token has a
+// row in the option table; a test checks that the two agree.
 const (
 	TokenVersion         Token = 0x00 // VERSION: 6 bytes; must be the first option
 	TokenEncryption      Token = 0x01 // ENCRYPTION: 1 byte
@@ -30,72 +33,32 @@ const (
 	EntrySize = 5
 )
 
-// Known reports whether t is one of the option tokens 0x00..0x07 (not the terminator).
-func (t Token) Known() bool { return t <= TokenNonceOpt }
+// Known reports whether t is an option this package knows (a row of the option table); the
+// terminator is not one.
+func (t Token) Known() bool { return int(t) < len(options) }
 
 // String returns the option's name as MS-TDS spells it ("VERSION", "FEDAUTHREQUIRED",
 // "TERMINATOR", ...) or "Token(0x2a)" for an unknown token.
 func (t Token) String() string {
-	switch t {
-	case TokenVersion:
-		return "VERSION"
-	case TokenEncryption:
-		return "ENCRYPTION"
-	case TokenInstOpt:
-		return "INSTOPT"
-	case TokenThreadID:
-		return "THREADID"
-	case TokenMARS:
-		return "MARS"
-	case TokenTraceID:
-		return "TRACEID"
-	case TokenFedAuthRequired:
-		return "FEDAUTHREQUIRED"
-	case TokenNonceOpt:
-		return "NONCEOPT"
-	case TokenTerminator:
+	switch {
+	case t.Known():
+		return options[t].name
+	case t == TokenTerminator:
 		return "TERMINATOR"
 	}
 	return "Token(" + hexByte(uint8(t)) + ")"
 }
 
-// lengthOK reports whether n is an acceptable data length for token t. Unknown tokens and
-// INSTOPT take any length; THREADID takes 4 (client) or 0 (server).
-func lengthOK(t Token, n int) bool {
-	switch t {
-	case TokenVersion:
-		return n == VersionSize
-	case TokenEncryption:
-		return n == EncryptionSize
-	case TokenThreadID:
-		return n == ThreadIDSize || n == 0
-	case TokenMARS:
-		return n == MARSSize
-	case TokenTraceID:
-		return n == TraceIDSize
-	case TokenFedAuthRequired:
-		return n == FedAuthRequiredSize
-	case TokenNonceOpt:
-		return n == NonceSize
-	}
-	return true
-}
+// lengthOK reports whether n is an acceptable data length for token t in a client's PRELOGIN:
+// the option table's size rule for a known token, any length for an unknown one.
+func lengthOK(t Token, n int) bool { return !t.Known() || options[t].size.allows(n) }
 
 // wantLength describes the acceptable lengths of t for error messages.
 func wantLength(t Token) string {
-	switch t {
-	case TokenVersion:
-		return "6"
-	case TokenEncryption, TokenMARS, TokenFedAuthRequired:
-		return "1"
-	case TokenThreadID:
-		return "4 or 0"
-	case TokenTraceID:
-		return "36"
-	case TokenNonceOpt:
-		return "32"
+	if !t.Known() {
+		return anyLength.String()
 	}
-	return "any"
+	return options[t].size.String()
 }
 
 // tokenSet is a set of tokens 0x00..0xFF.

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/prelogin"
 )
 
 // The queries every independent client runs, and what they must return.
@@ -150,16 +152,16 @@ func TestFreeTDS(t *testing.T) {
 		cfg        Config
 		encryption string
 		blockSize  int
-		mode       connMode
+		mode       prelogin.Mode
 		wantSize   int
 	}{
-		{"require, server ON", Config{}, "require", 4096, modeFull, 4096},
-		{"require, 16384", Config{}, "require", 16384, modeFull, 16383},
-		{"request, server ON", Config{}, "request", 4096, modeFull, 4096},
-		{"request, server OFF", Config{Encryption: EncryptOff}, "request", 4096, modeLoginOnly, 4096},
-		{"request, server OFF, 16384", Config{Encryption: EncryptOff}, "request", 16384, modeLoginOnly, 16384},
-		{"require, large chain", Config{Cert: CertLargeChain}, "require", 4096, modeFull, 4096},
-		{"off, server NOT_SUP", Config{Encryption: EncryptNotSup}, "off", 4096, modeNone, 4096},
+		{"require, server ON", Config{}, "require", 4096, prelogin.ModeFull, 4096},
+		{"require, 16384", Config{}, "require", 16384, prelogin.ModeFull, 16383},
+		{"request, server ON", Config{}, "request", 4096, prelogin.ModeFull, 4096},
+		{"request, server OFF", Config{Encryption: EncryptOff}, "request", 4096, prelogin.ModeLoginOnly, 4096},
+		{"request, server OFF, 16384", Config{Encryption: EncryptOff}, "request", 16384, prelogin.ModeLoginOnly, 16384},
+		{"require, large chain", Config{Cert: CertLargeChain}, "require", 4096, prelogin.ModeFull, 4096},
+		{"off, server NOT_SUP", Config{Encryption: EncryptNotSup}, "off", 4096, prelogin.ModeNone, 4096},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -286,16 +288,16 @@ func TestTedious(t *testing.T) {
 		cfg        Config
 		encrypt    any
 		packetSize int
-		mode       connMode
+		mode       prelogin.Mode
 		wantSize   int
 	}{
-		{"encrypt, 4096", Config{}, true, 4096, modeFull, 4096},
-		{"encrypt, 16384", Config{}, true, 16384, modeFull, 16383},
-		{"encrypt, 16384, large chain", Config{Cert: CertLargeChain}, true, 16384, modeFull, 16383},
-		{"no encryption, 4096", Config{Encryption: EncryptOff}, false, 4096, modeNone, 4096},
-		{"no encryption, 16384", Config{Encryption: EncryptNotSup}, false, 16384, modeNone, 16384},
-		{"strict, 4096", Config{Encryption: EncryptStrict}, "strict", 4096, modeStrict, 4096},
-		{"strict, 16384", Config{Encryption: EncryptStrict}, "strict", 16384, modeStrict, 16383},
+		{"encrypt, 4096", Config{}, true, 4096, prelogin.ModeFull, 4096},
+		{"encrypt, 16384", Config{}, true, 16384, prelogin.ModeFull, 16383},
+		{"encrypt, 16384, large chain", Config{Cert: CertLargeChain}, true, 16384, prelogin.ModeFull, 16383},
+		{"no encryption, 4096", Config{Encryption: EncryptOff}, false, 4096, prelogin.ModeNone, 4096},
+		{"no encryption, 16384", Config{Encryption: EncryptNotSup}, false, 16384, prelogin.ModeNone, 16384},
+		{"strict, 4096", Config{Encryption: EncryptStrict}, "strict", 4096, prelogin.ModeStrict, 4096},
+		{"strict, 16384", Config{Encryption: EncryptStrict}, "strict", 16384, prelogin.ModeStrict, 16383},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -353,17 +355,17 @@ func TestPytds(t *testing.T) {
 		tls        bool
 		loginOnly  bool
 		blocksize  int
-		mode       connMode
+		mode       prelogin.Mode
 		autocommit bool
 	}{
-		{"full, 4096", Config{}, true, false, 4096, modeFull, true},
-		{"full, 4096, transactions (autocommit off)", Config{}, true, false, 4096, modeFull, false},
-		{"full, 16384", Config{}, true, false, 16384, modeFull, true},
-		{"login-only, 4096", Config{Encryption: EncryptOff}, true, true, 4096, modeLoginOnly, true},
-		{"login-only, 4096, transactions (autocommit off)", Config{Encryption: EncryptOff}, true, true, 4096, modeLoginOnly, false},
-		{"login-only, 16384", Config{Encryption: EncryptOff}, true, true, 16384, modeLoginOnly, true},
-		{"login-only asked, server ON", Config{}, true, true, 4096, modeFull, true},
-		{"no TLS", Config{Encryption: EncryptOff}, false, false, 4096, modeNone, true},
+		{"full, 4096", Config{}, true, false, 4096, prelogin.ModeFull, true},
+		{"full, 4096, transactions (autocommit off)", Config{}, true, false, 4096, prelogin.ModeFull, false},
+		{"full, 16384", Config{}, true, false, 16384, prelogin.ModeFull, true},
+		{"login-only, 4096", Config{Encryption: EncryptOff}, true, true, 4096, prelogin.ModeLoginOnly, true},
+		{"login-only, 4096, transactions (autocommit off)", Config{Encryption: EncryptOff}, true, true, 4096, prelogin.ModeLoginOnly, false},
+		{"login-only, 16384", Config{Encryption: EncryptOff}, true, true, 16384, prelogin.ModeLoginOnly, true},
+		{"login-only asked, server ON", Config{}, true, true, 4096, prelogin.ModeFull, true},
+		{"no TLS", Config{Encryption: EncryptOff}, false, false, 4096, prelogin.ModeNone, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -400,7 +402,7 @@ func TestPytds(t *testing.T) {
 				t.Errorf("nvarchar(max) gave %d characters of %q (%v)", res[1].Len, chars, err)
 			}
 			want := tc.blocksize
-			if tc.mode == modeFull {
+			if tc.mode == prelogin.ModeFull {
 				want = min(want, 16383)
 			}
 			log.wantMode(t, tc.mode.String(), want)

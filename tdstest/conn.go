@@ -46,26 +46,6 @@ func (s connState) String() string {
 	return fmt.Sprintf("connState(%d)", uint8(s))
 }
 
-// connMode is the encryption a connection ended up with, set once the PRELOGIN negotiation
-// (or the first byte, for TDS 8.0) has decided it; its String is the name the log uses.
-type connMode uint8
-
-const (
-	modeNone      connMode = iota // no TLS
-	modeLoginOnly                 // TLS for the first LOGIN7 packet only (server setting OFF)
-	modeFull                      // TLS inside PRELOGIN, then everything over it
-	modeStrict                    // TDS 8.0: TLS directly on TCP
-)
-
-var connModeNames = [...]string{modeNone: "none", modeLoginOnly: "login-only", modeFull: "full", modeStrict: "strict"}
-
-func (m connMode) String() string {
-	if int(m) < len(connModeNames) {
-		return connModeNames[m]
-	}
-	return fmt.Sprintf("connMode(%d)", uint8(m))
-}
-
 // Limits on client messages.
 const (
 	maxLogin7Message  = 128 << 10 // MS-TDS: LOGIN7 is at most 128 KiB
@@ -83,7 +63,9 @@ type conn struct {
 	b      *bridge.Conn
 	tc     *tls.Conn
 	faults faultState
-	mode   connMode
+	// mode is the encryption the connection ended up with, set once the PRELOGIN negotiation
+	// (or the first byte, for TDS 8.0) has decided it; the log names it by its String.
+	mode prelogin.Mode
 
 	// TDS layer. src and sink are switched when the transport changes (plaintext, TLS).
 	src  *switchReader
@@ -205,7 +187,7 @@ func (c *conn) act(a Action) {
 		// Read and discard until the client closes or Server.Close closes the socket.
 		_, _ = io.Copy(io.Discard, c.raw)
 	case ActionCloseNotify:
-		if c.tc != nil && c.mode != modeLoginOnly {
+		if c.tc != nil && c.mode != prelogin.ModeLoginOnly {
 			_ = c.tc.Close() // close_notify, then the socket; serve closes the rest
 		}
 	}
@@ -284,7 +266,7 @@ func (c *conn) loginWithoutPrelogin() (connState, error) {
 // startPlaintext puts the connection in no-encryption mode: every byte from here on goes through
 // a bridge in plaintext mode (its read-ahead) in both directions.
 func (c *conn) startPlaintext() error {
-	c.mode = modeNone
+	c.mode = prelogin.ModeNone
 	c.b = bridge.New(c.sock, bridge.Options{Role: bridge.RoleServer})
 	if err := c.b.StartPlaintext(); err != nil {
 		return fmt.Errorf("start plaintext: %w", err)
@@ -310,7 +292,7 @@ func (c *conn) prelogin() (connState, error) {
 	if a.isMutation() {
 		c.sink.arm(PhasePrelogin, a, 0)
 	}
-	if c.mode == modeStrict {
+	if c.mode == prelogin.ModeStrict {
 		// TDS 8.0: TLS is in place; the ENCRYPTION value is ignored by both sides.
 		reply, _, _ := prelogin.ServerReply(prelogin.EncryptOn, m.Encryption)
 		if err := c.writePrelogin(m, reply); err != nil {
@@ -318,9 +300,9 @@ func (c *conn) prelogin() (connState, error) {
 		}
 		return stateLogin, nil
 	}
-	reply, outcome, closeAfter := prelogin.ServerReply(c.srv.Config.Encryption.preloginSetting(), m.Encryption)
+	reply, mode, closeAfter := prelogin.ServerReply(c.srv.Config.Encryption.preloginSetting(), m.Encryption)
 	if c.srv.Config.Faults.ReplyNotSup {
-		reply, outcome, closeAfter = prelogin.EncryptNotSup, prelogin.OutcomeNone, false
+		reply, mode, closeAfter = prelogin.EncryptNotSup, prelogin.ModeNone, false
 	}
 	c.preReply = reply
 	if err := c.writePrelogin(m, reply); err != nil {
@@ -330,18 +312,20 @@ func (c *conn) prelogin() (connState, error) {
 		return stateDone, fmt.Errorf("encryption negotiation: client sent %v, server setting %v: replied %v and closing",
 			m.Encryption, c.srv.Config.Encryption.preloginSetting(), reply)
 	}
-	switch outcome {
-	case prelogin.OutcomeFull:
-		c.mode = modeFull
-	case prelogin.OutcomeLoginOnly:
-		c.mode = modeLoginOnly
-	default:
+	switch mode {
+	case prelogin.ModeLoginOnly, prelogin.ModeFull:
+		c.mode = mode
+		return stateHandshake, nil
+	case prelogin.ModeNone:
 		if err := c.startPlaintext(); err != nil {
 			return stateDone, err
 		}
 		return stateLogin, nil
+	case prelogin.ModeStrict: // decided by the first byte, never by PRELOGIN
+		return stateDone, fmt.Errorf("encryption negotiation: PRELOGIN settled on %v mode", mode)
+	default:
+		return stateDone, fmt.Errorf("encryption negotiation: unknown mode %v", mode)
 	}
-	return stateHandshake, nil
 }
 
 func (c *conn) writePrelogin(client *prelogin.Message, reply prelogin.Encryption) error {
@@ -377,13 +361,15 @@ func (c *conn) handshake() (connState, error) {
 	}
 	st := c.tc.ConnectionState()
 	c.logf("%s %s established inside PRELOGIN (%s)", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), c.mode)
-	c.useTLS()
+	if err := c.useTLS(); err != nil {
+		return stateDone, err
+	}
 	return stateLogin, nil
 }
 
 // strictHandshake runs TLS directly on TCP (TDS 8.0), then the PRELOGIN exchange inside it.
 func (c *conn) strictHandshake() (connState, error) {
-	c.mode = modeStrict
+	c.mode = prelogin.ModeStrict
 	a, err := c.fault(PhaseHandshake)
 	if err != nil {
 		return stateDone, err
@@ -401,12 +387,15 @@ func (c *conn) strictHandshake() (connState, error) {
 		return stateDone, fmt.Errorf("strict (TDS 8.0): client did not negotiate ALPN %q (got %q)", alpnTDS8, st.NegotiatedProtocol)
 	}
 	c.logf("%s %s established (strict, ALPN %s)", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), st.NegotiatedProtocol)
-	c.useTLS()
+	if err := c.useTLS(); err != nil {
+		return stateDone, err
+	}
 	return statePrelogin, nil
 }
 
-// useTLS makes the TDS layer read from and write to the tls.Conn.
-func (c *conn) useTLS() {
+// useTLS makes the TDS layer read from and write to the tls.Conn, in c.mode: login-only, full
+// or strict.
+func (c *conn) useTLS() error {
 	c.src.r = c.tc
 	if n := c.srv.Config.RecordSize; n > 0 {
 		c.rec = newRecordWriter(c.tc, n)
@@ -414,9 +403,16 @@ func (c *conn) useTLS() {
 	} else {
 		c.sink.w = c.tc
 	}
-	if c.mode == modeFull || c.mode == modeStrict {
+	switch c.mode {
+	case prelogin.ModeFull, prelogin.ModeStrict:
 		c.encrypted = true
+	case prelogin.ModeLoginOnly:
+	case prelogin.ModeNone:
+		return fmt.Errorf("TLS in use in mode %v", c.mode)
+	default:
+		return fmt.Errorf("TLS in use in unknown mode %v", c.mode)
 	}
+	return nil
 }
 
 // flush ends the records of a message when RecordSize is set.
@@ -432,7 +428,7 @@ func (c *conn) flush() error {
 func (c *conn) readLogin7() ([]byte, error) {
 	c.in.SetAllowed(tds.Types(tds.TypeLogin7))
 	c.in.SetMaxMessageSize(maxLogin7Message)
-	if c.mode != modeLoginOnly {
+	if c.mode != prelogin.ModeLoginOnly {
 		_, payload, err := c.in.ReadMessage()
 		if err != nil {
 			return nil, fmt.Errorf("read LOGIN7: %w", err)

@@ -171,12 +171,12 @@ func TestJavaConnectBatch(t *testing.T) {
 		name   string
 		cfg    Config
 		enc    prelogin.Encryption
-		mode   connMode
+		mode   prelogin.Mode
 		useTLS bool
 	}{
-		{"none", Config{Encryption: EncryptNotSup}, prelogin.EncryptNotSup, modeNone, false},
-		{"login-only", Config{Encryption: EncryptOff}, prelogin.EncryptOff, modeLoginOnly, true},
-		{"full", Config{}, prelogin.EncryptOn, modeFull, true},
+		{"none", Config{Encryption: EncryptNotSup}, prelogin.EncryptNotSup, prelogin.ModeNone, false},
+		{"login-only", Config{Encryption: EncryptOff}, prelogin.EncryptOff, prelogin.ModeLoginOnly, true},
+		{"full", Config{}, prelogin.EncryptOn, prelogin.ModeFull, true},
 	}
 	for _, m := range modes {
 		for _, ver := range []uint32{verTDS71, verTDS74} {

@@ -37,14 +37,22 @@ func (e Encryption) String() string {
 	return fmt.Sprintf("Encryption(%d)", uint8(e))
 }
 
+// notASetting is an ENCRYPTION value that is no server setting: [prelogin.ServerReply] refuses
+// every client with it.
+const notASetting prelogin.Encryption = 0x7F
+
 // preloginSetting is the ENCRYPTION setting the PRELOGIN negotiation uses (prelogin.ServerReply):
-// ON for EncryptOn and EncryptStrict (whose clients never send PRELOGIN before TLS).
+// ON for EncryptOn and EncryptStrict (whose clients never send PRELOGIN before TLS). An unknown
+// e (which Config's check refuses) gets notASetting: every client is refused.
 func (e Encryption) preloginSetting() prelogin.Encryption {
 	switch e {
+	case EncryptOn, EncryptStrict:
+		return prelogin.EncryptOn
 	case EncryptOff:
 		return prelogin.EncryptOff
 	case EncryptNotSup:
 		return prelogin.EncryptNotSup
+	default:
+		return notASetting
 	}
-	return prelogin.EncryptOn
 }

@@ -16,7 +16,7 @@ func TestEncryption(t *testing.T) {
 		{EncryptOff, "OFF", prelogin.EncryptOff},
 		{EncryptNotSup, "NOT_SUP", prelogin.EncryptNotSup},
 		{EncryptStrict, "STRICT", prelogin.EncryptOn},
-		{EncryptStrict + 1, "Encryption(4)", prelogin.EncryptOn},
+		{EncryptStrict + 1, "Encryption(4)", notASetting},
 	} {
 		if got := tc.e.String(); got != tc.name {
 			t.Errorf("String() = %q, want %q", got, tc.name)
@@ -28,5 +28,14 @@ func TestEncryption(t *testing.T) {
 	var zero Config
 	if zero.Encryption != EncryptOn {
 		t.Fatalf("zero Config.Encryption is %v, want ON", zero.Encryption)
+	}
+}
+
+// TestNotASetting: the setting of an unknown Encryption refuses every client.
+func TestNotASetting(t *testing.T) {
+	for c := range 256 {
+		if reply, mode, closeAfter := prelogin.ServerReply(notASetting, prelogin.Encryption(c)); !closeAfter {
+			t.Fatalf("client %v: reply %v, mode %v, and the server goes on", prelogin.Encryption(c), reply, mode)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
@@ -104,7 +105,7 @@ func TestLoginLegacyVersions(t *testing.T) {
 			if !bytes.Equal(resp, want) {
 				t.Fatalf("SELECT 1:\n got %x\nwant %x", resp, want)
 			}
-			log.wantMode(t, modeNone.String(), 4096)
+			log.wantMode(t, prelogin.ModeNone.String(), 4096)
 			if !strings.Contains(log.String(), "LOGIN7 without PRELOGIN: no encryption") {
 				t.Error("server log lacks the PRELOGIN-less login")
 			}
@@ -144,7 +145,7 @@ func TestLoginWithoutPrelogin(t *testing.T) {
 				if row, ok := findToken(resp, tokenRow); !ok || fmt.Sprint(row.values) != "[1]" {
 					t.Fatalf("SELECT 1 after a PRELOGIN-less login: %x", resp)
 				}
-				log.wantMode(t, modeNone.String(), 4096)
+				log.wantMode(t, prelogin.ModeNone.String(), 4096)
 				return
 			}
 			if acked || !failed || msg.number != 18456 || !strings.Contains(msg.text, "requires encryption") {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	mssql "github.com/microsoft/go-mssqldb"
+
+	"github.com/tdsbridge/tdsbridge/prelogin"
 )
 
 // checkQueries runs SELECT 1 and the 1 MB nvarchar(max) on db and checks the values.
@@ -56,24 +58,24 @@ func TestGoMSSQLDB(t *testing.T) {
 	tests := map[string]struct {
 		cfg    Config
 		params []string
-		mode   connMode
+		mode   prelogin.Mode
 		size   int
 	}{
-		"encrypt=true (full)":                    {Config{}, []string{"encrypt=true"}, modeFull, 4096},
-		"encrypt=true, large chain":              {Config{Cert: CertLargeChain}, []string{"encrypt=true"}, modeFull, 4096},
-		"encrypt=true, RSA":                      {Config{Cert: CertRSA2048}, []string{"encrypt=true"}, modeFull, 4096},
-		"encrypt=false, server ON (full)":        {Config{}, []string{"encrypt=false"}, modeFull, 4096},
-		"encrypt=false, server OFF (login-only)": {Config{Encryption: EncryptOff}, []string{"encrypt=false"}, modeLoginOnly, 4096},
-		"encrypt=disable, server NOT_SUP":        {Config{Encryption: EncryptNotSup}, []string{"encrypt=disable"}, modeNone, 4096},
-		"encrypt=disable, server OFF":            {Config{Encryption: EncryptOff}, []string{"encrypt=disable"}, modeNone, 4096},
-		"encrypt=false, server NOT_SUP":          {Config{Encryption: EncryptNotSup}, []string{"encrypt=false"}, modeNone, 4096},
-		"packet size 512, no TLS":                {Config{Encryption: EncryptNotSup}, []string{"encrypt=disable", "packet size=512"}, modeNone, 512},
-		"encrypt=strict":                         {Config{Encryption: EncryptStrict}, []string{"encrypt=strict"}, modeStrict, 4096},
-		"encrypt=strict, non-strict server":      {Config{}, []string{"encrypt=strict"}, modeStrict, 4096},
-		"encrypt=strict, 16384":                  {Config{Encryption: EncryptStrict}, []string{"encrypt=strict", "packet size=16384"}, modeStrict, 16383},
-		"packet size 16384 encrypted":            {Config{}, []string{"encrypt=true", "packet size=16384"}, modeFull, 16383},
-		"packet size 32767 login-only":           {Config{Encryption: EncryptOff}, []string{"encrypt=false", "packet size=32767"}, modeLoginOnly, 32767},
-		"record size 1024":                       {Config{RecordSize: 1024}, []string{"encrypt=true"}, modeFull, 4096},
+		"encrypt=true (full)":                    {Config{}, []string{"encrypt=true"}, prelogin.ModeFull, 4096},
+		"encrypt=true, large chain":              {Config{Cert: CertLargeChain}, []string{"encrypt=true"}, prelogin.ModeFull, 4096},
+		"encrypt=true, RSA":                      {Config{Cert: CertRSA2048}, []string{"encrypt=true"}, prelogin.ModeFull, 4096},
+		"encrypt=false, server ON (full)":        {Config{}, []string{"encrypt=false"}, prelogin.ModeFull, 4096},
+		"encrypt=false, server OFF (login-only)": {Config{Encryption: EncryptOff}, []string{"encrypt=false"}, prelogin.ModeLoginOnly, 4096},
+		"encrypt=disable, server NOT_SUP":        {Config{Encryption: EncryptNotSup}, []string{"encrypt=disable"}, prelogin.ModeNone, 4096},
+		"encrypt=disable, server OFF":            {Config{Encryption: EncryptOff}, []string{"encrypt=disable"}, prelogin.ModeNone, 4096},
+		"encrypt=false, server NOT_SUP":          {Config{Encryption: EncryptNotSup}, []string{"encrypt=false"}, prelogin.ModeNone, 4096},
+		"packet size 512, no TLS":                {Config{Encryption: EncryptNotSup}, []string{"encrypt=disable", "packet size=512"}, prelogin.ModeNone, 512},
+		"encrypt=strict":                         {Config{Encryption: EncryptStrict}, []string{"encrypt=strict"}, prelogin.ModeStrict, 4096},
+		"encrypt=strict, non-strict server":      {Config{}, []string{"encrypt=strict"}, prelogin.ModeStrict, 4096},
+		"encrypt=strict, 16384":                  {Config{Encryption: EncryptStrict}, []string{"encrypt=strict", "packet size=16384"}, prelogin.ModeStrict, 16383},
+		"packet size 16384 encrypted":            {Config{}, []string{"encrypt=true", "packet size=16384"}, prelogin.ModeFull, 16383},
+		"packet size 32767 login-only":           {Config{Encryption: EncryptOff}, []string{"encrypt=false", "packet size=32767"}, prelogin.ModeLoginOnly, 32767},
+		"record size 1024":                       {Config{RecordSize: 1024}, []string{"encrypt=true"}, prelogin.ModeFull, 4096},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

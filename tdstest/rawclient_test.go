@@ -27,7 +27,7 @@ type rawClient struct {
 	src     *switchReader
 	r       *tds.Reader
 	w       *tds.Writer
-	outcome prelogin.Outcome
+	mode    prelogin.Mode
 	version uint32 // LOGIN7's TDS version; 0: goodLogin7's (7.4)
 }
 
@@ -70,7 +70,8 @@ func dialRaw(t *testing.T, s *Server) *rawClient {
 	return c
 }
 
-// prelogin sends PRELOGIN with enc and returns the server's reply value and the outcome.
+// prelogin sends PRELOGIN with enc and returns the server's reply value; c.mode is the mode
+// it settled.
 func (c *rawClient) prelogin(enc prelogin.Encryption) (prelogin.Encryption, error) {
 	var m prelogin.Message
 	m.Version, m.HasVersion = prelogin.Version{Major: 1}, true
@@ -96,7 +97,7 @@ func (c *rawClient) prelogin(enc prelogin.Encryption) (prelogin.Encryption, erro
 	if err := reply.Decode(payload); err != nil {
 		return 0, err
 	}
-	c.outcome, err = prelogin.ClientOutcome(enc, reply.Encryption)
+	c.mode, err = prelogin.ClientOutcome(enc, reply.Encryption)
 	return reply.Encryption, err
 }
 
@@ -146,7 +147,7 @@ func (c *rawClient) login(user, password string, packetSize int) ([]byte, error)
 	if err := c.w.WriteMessage(tds.TypeLogin7, encodeLogin7(l)); err != nil {
 		return nil, err
 	}
-	if c.outcome == prelogin.OutcomeLoginOnly {
+	if c.mode == prelogin.ModeLoginOnly {
 		if err := c.b.StartPlaintext(); err != nil {
 			return nil, err
 		}
@@ -160,7 +161,7 @@ func (c *rawClient) login(user, password string, packetSize int) ([]byte, error)
 	resp := append([]byte(nil), payload...)
 	if _, ok := findToken(resp, tokenLoginAck); ok && packetSize != 0 {
 		size := packetSize
-		if c.outcome == prelogin.OutcomeFull {
+		if c.mode == prelogin.ModeFull {
 			size = min(size, tds.MaxEncryptedPacketSize)
 		}
 		if err := c.w.SetPacketSize(size); err != nil {

@@ -355,8 +355,8 @@ func TestLoginOnlyRaw(t *testing.T) {
 	s, log := startServer(t, Config{Encryption: EncryptOff})
 	c := dialRaw(t, s)
 	reply, err := c.prelogin(prelogin.EncryptOff)
-	if err != nil || reply != prelogin.EncryptOff || c.outcome != prelogin.OutcomeLoginOnly {
-		t.Fatalf("reply %v outcome %v err %v", reply, c.outcome, err)
+	if err != nil || reply != prelogin.EncryptOff || c.mode != prelogin.ModeLoginOnly {
+		t.Fatalf("reply %v mode %v err %v", reply, c.mode, err)
 	}
 	if err := c.startTLS(s, nil); err != nil {
 		t.Fatal(err)
@@ -376,7 +376,7 @@ func TestLoginOnlyRaw(t *testing.T) {
 	if row, ok := findToken(resp, tokenRow); !ok || row.values[0] != int32(1) {
 		t.Fatalf("SELECT 1: % x", resp)
 	}
-	log.wantMode(t, modeLoginOnly.String(), 4096)
+	log.wantMode(t, prelogin.ModeLoginOnly.String(), 4096)
 }
 
 // TestTLS13RefusedInsidePrelogin: like SQL Server, TLS inside PRELOGIN is capped at TLS 1.2.
@@ -559,5 +559,5 @@ func TestLoginOnlyMultiPacketLogin7(t *testing.T) {
 	if row, ok := findToken(resp, tokenRow); !ok || row.values[0] != int32(1) {
 		t.Fatalf("SELECT 1: % x", resp)
 	}
-	log.wantMode(t, modeLoginOnly.String(), 4096)
+	log.wantMode(t, prelogin.ModeLoginOnly.String(), 4096)
 }

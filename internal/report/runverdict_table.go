@@ -10,7 +10,8 @@ const verdictWidth = 100
 
 // writeRunVerdict prints the verdict: the machine, what the bridge saves (one line each, with its
 // ratio, rounds and sign-test p), what it does not save and what it makes worse (lists by
-// measure and arms), ratios with too few rounds, and where the detail is.
+// measure and arms), the ratios shown but not judged, ratios with too few rounds, and where the
+// detail is.
 func writeRunVerdict(p printer, r *Report) {
 	v := r.Verdict
 	p("\n== Verdict on this machine: %s, %d CPUs; %d rounds, %s ==\n", r.CPUModel, r.NumCPU, r.Rounds, r.Date)
@@ -22,6 +23,10 @@ func writeRunVerdict(p printer, r *Report) {
 		p("no ratio has the rounds to judge it: nothing said about savings or losses\n")
 	} else {
 		writeJudged(p, v)
+	}
+	if len(v.Informational) > 0 {
+		p("shown, not judged (%s):\n", v.InformationalWhy)
+		writeFindingLists(p, v.Informational, false)
 	}
 	if len(v.FewRounds) > 0 {
 		p("too few rounds to judge (fewer than %d; `make bench` runs 20):\n", v.MinRounds)

@@ -6,26 +6,39 @@ import (
 	"github.com/tdsbridge/tdsbridge/internal/stats"
 )
 
-// A Target is a goal on a per-round ratio (client CPU per byte, or read system calls per MiB, of a
-// candidate arm over a baseline) with the verdict of the run's rounds on it. Targets are reported, never enforced. Bench's checkTargets sets them and states
-// the rule that gives the verdict; this package only carries and prints them.
+// A Target is a decided goal on one per-round ratio of a cell (client CPU per byte, or read
+// system calls per MiB, of a candidate arm over a baseline) with what the run's rounds say about
+// it. Targets are reported, never enforced. Bench's checkTargets sets them from the same
+// judgement of the ratio that places it in the RunVerdict, so the two cannot disagree; this
+// package only carries and prints them.
 type Target struct {
-	Name     string     `json:"name"` // what the target is, e.g. "TLS, varbinary/4096: bridged/native CPU per MiB"
-	Kind     TargetKind `json:"kind"`
-	Limit    float64    `json:"limit"`         // the ratio the median must meet
-	Bound    float64    `json:"bound"`         // a round counts as better when its ratio beats this
-	Higher   bool       `json:"higher_better"` // the ratio must be at least Limit (MB/s); else at most
-	Measured Verdict    `json:"measured"`
+	Name string     `json:"name"` // what the target is, e.g. "varbinary/4096: bridged TLS/native TLS, CPU per MiB"
+	Kind TargetKind `json:"kind"`
+	// The ratio the target is on, named as the RunVerdict's Finding names it.
+	Cell    string `json:"cell"`
+	Arms    string `json:"arms"`
+	Measure string `json:"measure"`
+	// Limit is the ratio the median must meet (TargetGain only); a round counts as better when
+	// its ratio is below Bound.
+	Limit    float64 `json:"limit,omitempty"`
+	Bound    float64 `json:"bound"`
+	Measured Verdict `json:"measured"`
 }
 
-// TargetKind says what kind of support a target asks of the rounds.
+// TargetKind says what a target asks of the rounds.
 type TargetKind uint8
 
 const (
-	TargetGain        TargetKind = iota // a gain: most rounds better, or a significant sign test
-	TargetNotWorse                      // no loss: the rounds do not show the candidate worse
-	TargetNotWorseRun                   // no loss for the run as a whole: not worse with Holm's adjustment
+	// TargetGain: the median at or below Limit, and the rounds show the candidate below Bound
+	// (the verdict's "saves").
+	TargetGain TargetKind = iota
+	// TargetNotWorse: the rounds do not show the candidate dearer for the run as a whole (not in
+	// the verdict's "makes worse": Holm-adjusted p < 0.05). It has no limit on the median.
+	TargetNotWorse
 )
+
+// targetKinds lists every kind, for UnmarshalText.
+var targetKinds = [...]TargetKind{TargetGain, TargetNotWorse}
 
 // String names the kind as the table prints it.
 func (k TargetKind) String() string {
@@ -34,8 +47,6 @@ func (k TargetKind) String() string {
 		return "gain"
 	case TargetNotWorse:
 		return "not worse"
-	case TargetNotWorseRun:
-		return "not worse, Holm"
 	default:
 		return fmt.Sprintf("TargetKind(%d)", uint8(k))
 	}
@@ -46,7 +57,7 @@ func (k TargetKind) MarshalText() ([]byte, error) { return []byte(k.String()), n
 
 // UnmarshalText reads a kind's name back.
 func (k *TargetKind) UnmarshalText(b []byte) error {
-	for _, c := range []TargetKind{TargetGain, TargetNotWorse, TargetNotWorseRun} {
+	for _, c := range targetKinds {
 		if string(b) == c.String() {
 			*k = c
 			return nil
@@ -55,24 +66,67 @@ func (k *TargetKind) UnmarshalText(b []byte) error {
 	return fmt.Errorf("report: unknown target kind %q", b)
 }
 
+// Outcome is what a run concludes about a target.
+type Outcome uint8
+
+const (
+	OutcomeNotJudged Outcome = iota // too few rounds to say either way
+	OutcomeMet
+	OutcomeNotMet // the run misses the goal
+)
+
+// outcomes lists every outcome, for UnmarshalText.
+var outcomes = [...]Outcome{OutcomeNotJudged, OutcomeMet, OutcomeNotMet}
+
+// String names the outcome as the table prints it.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeNotJudged:
+		return "not judged"
+	case OutcomeMet:
+		return "MET"
+	case OutcomeNotMet:
+		return "NOT MET"
+	default:
+		return fmt.Sprintf("Outcome(%d)", uint8(o))
+	}
+}
+
+// MarshalText makes the JSON output carry the outcome's name.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText reads an outcome's name back.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	for _, c := range outcomes {
+		if string(b) == c.String() {
+			*o = c
+			return nil
+		}
+	}
+	return fmt.Errorf("report: unknown outcome %q", b)
+}
+
 // Verdict is what the rounds say about one target.
 type Verdict struct {
 	stats.Summary         // of the per-round ratios
-	Better        int     `json:"better"`      // rounds whose ratio beat the bound
-	Worse         int     `json:"worse"`       // rounds whose ratio was on the wrong side of the bound
+	Better        int     `json:"better"`      // rounds whose ratio was below the bound
+	Worse         int     `json:"worse"`       // rounds whose ratio was above it
 	P             float64 `json:"sign_test_p"` // two-sided sign test of Better against Worse
-	// HolmP is P adjusted by Holm's method over every ratio of the run; set for TargetNotWorseRun.
-	HolmP float64 `json:"holm_p,omitempty"`
-	Met   bool    `json:"met"`
-	Why   string  `json:"why,omitempty"` // which condition failed, when not met
+	// HolmP is the ratio's P adjusted by Holm's method over every judged ratio of the run; set
+	// for TargetNotWorse.
+	HolmP   float64 `json:"holm_p,omitempty"`
+	Outcome Outcome `json:"outcome"`
+	Why     string  `json:"why,omitempty"` // why not met or not judged
 }
 
-// WorseCell is a ratio of the table that shows the candidate significantly worse than its
-// baseline.
+// WorseCell is a ratio of the table that shows the candidate dearer than its baseline with
+// p < 0.05 on its own.
 type WorseCell struct {
 	Cell  string `json:"cell"` // the cell's group and name, e.g. "driver varbinary/4096"
 	Ratio Ratio  `json:"ratio"`
 	// HolmP is the ratio's sign-test p-value adjusted by Holm's method over every ratio the run
-	// checked: below 0.05, the loss stands for the run as a whole, not only for the cell.
+	// judged.
 	HolmP float64 `json:"holm_p"`
+	// ForRun says the loss stands for the run (the verdict lists it under "makes worse").
+	ForRun bool `json:"for_the_run,omitempty"`
 }

@@ -5,12 +5,19 @@
 //
 // It prints the address, a go-mssqldb DSN and the CA file (for clients that verify the
 // certificate), logs every connection, and runs until interrupted.
+//
+// The server listens only on loopback (-addr must be a loopback address). Inside a container,
+// whose loopback the host cannot reach, -relay names a second address, any address, on which the
+// command accepts connections and relays each, byte for byte, to the server; the image that
+// docker/tdstest-server/Dockerfile builds uses it. -relay is meant for containers only: outside
+// one it exposes a server with a well-known password beyond this machine.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -26,6 +33,7 @@ func main() {
 	cert := flag.String("cert", "ecdsa", "certificate: ecdsa, rsa or chain (over 4096 bytes)")
 	recordSize := flag.Int("record-size", 0, "TLS record size in bytes (0: one record per TDS packet)")
 	quiet := flag.Bool("q", false, "do not log connections")
+	relayAddr := flag.String("relay", "", "for containers only: also accept connections on this address, which need not be loopback, and relay each to the server")
 	flag.Parse()
 
 	cfg := tdstest.Config{Addr: *addr, User: *user, Password: *password, RecordSize: *recordSize}
@@ -61,6 +69,16 @@ func main() {
 	dsnEncrypt := map[string]string{"on": "true", "off": "false", "notsup": "disable", "strict": "strict"}[*encrypt]
 	fmt.Printf("address: %s\nDSN:     %s\nCA file: %s\n", srv.Addr,
 		srv.DSN("encrypt="+dsnEncrypt, "certificate="+srv.CAFile(), "hostnameincertificate=localhost"), srv.CAFile())
+	if *relayAddr != "" {
+		ln, err := net.Listen("tcp", *relayAddr)
+		if err != nil {
+			_ = srv.Close()
+			log.Fatalf("tdstest-server: -relay: %v", err)
+		}
+		defer ln.Close()
+		go relay(ln, srv.Addr)
+		fmt.Printf("relay:   %s -> %s\n", ln.Addr(), srv.Addr)
+	}
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
