@@ -58,8 +58,9 @@ func (l *poolLoad) wait(ctx context.Context) (*x509.CertPool, error) {
 
 // systemRoots is the process-wide system root pool. Nothing loads it at package
 // initialization: the first connector whose connections will verify a certificate against
-// the system roots starts it (NewConnector), so that its cost (about 13 ms on a cold process)
-// overlaps the application's own start-up instead of delaying the first handshake.
+// the system roots starts it (NewConnector), so that its cost (docs/design.md, "Loading the
+// system roots") overlaps the application's own start-up instead of delaying the first
+// handshake.
 var systemRoots = newPoolLoad(loadSystemRoots)
 
 func loadSystemRoots() (*x509.CertPool, error) {

@@ -283,7 +283,7 @@ func (c *conn) writeIn(s state, p []byte) (int, error) {
 //
 // Once the reply is served and the mode settled (full or plaintext), Read is one call to c.in
 // (the tls.Conn or the bridge, whose own locks serialize Reads) and nothing else, so that the
-// path to the socket stays shallow (see "Stack depth" in bridge/doc.go).
+// path to the socket stays shallow (see "Stack depth" in docs/design.md).
 func (c *conn) Read(p []byte) (int, error) {
 	if c.settled.Load() {
 		n, err := c.in.Read(p)

@@ -36,10 +36,22 @@ const (
 	PhaseLogin
 )
 
-var phaseNames = [...]string{"", "lookup", "TCP connect", "PRELOGIN", "TLS handshake", "LOGIN7 send"}
+var phaseNames = [...]string{
+	PhaseLookup:    "lookup",
+	PhaseTCP:       "TCP connect",
+	PhasePrelogin:  "PRELOGIN",
+	PhaseHandshake: "TLS handshake",
+	PhaseLogin:     "LOGIN7 send",
+}
 
 // short names, for the list of timings in ConnectError's text and the log.
-var phaseKeys = [...]string{"", "lookup", "tcp", "prelogin", "tls", "login7"}
+var phaseKeys = [...]string{
+	PhaseLookup:    "lookup",
+	PhaseTCP:       "tcp",
+	PhasePrelogin:  "prelogin",
+	PhaseHandshake: "tls",
+	PhaseLogin:     "login7",
+}
 
 // String returns the phase's name as error texts use it ("TLS handshake").
 func (p ConnectPhase) String() string {

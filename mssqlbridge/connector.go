@@ -210,17 +210,19 @@ func (s *settings) hostInCertHasColon() bool {
 }
 
 // sendValue is the ENCRYPTION value sent to the server: what go-mssqldb itself sends for the
-// user's setting.
-func (s *settings) sendValue() prelogin.Encryption {
+// user's setting. An encrypt setting it does not know is an error, never a guess.
+func (s *settings) sendValue() (prelogin.Encryption, error) {
 	switch s.encryption {
 	case msdsn.EncryptionDisabled:
-		return prelogin.EncryptNotSup
+		return prelogin.EncryptNotSup, nil
+	case msdsn.EncryptionOff:
+		return prelogin.EncryptOff, nil
 	case msdsn.EncryptionRequired:
-		return prelogin.EncryptOn
+		return prelogin.EncryptOn, nil
 	case msdsn.EncryptionStrict:
-		return prelogin.EncryptStrict
+		return prelogin.EncryptStrict, nil
 	default:
-		return prelogin.EncryptOff
+		return 0, fmt.Errorf("mssqlbridge: unknown encrypt setting %d", s.encryption)
 	}
 }
 

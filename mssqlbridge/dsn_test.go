@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/microsoft/go-mssqldb/msdsn"
+
+	"github.com/tdsbridge/tdsbridge/prelogin"
 )
 
 // TestParseDSNMatchesMsdsn: for DSNs in the three forms, parseDSN gives the certificate file
@@ -244,5 +246,23 @@ func TestDefaultSPN(t *testing.T) {
 		if got := defaultSPN(tc.cfg); got != tc.want {
 			t.Errorf("defaultSPN(%+v) = %q, want %q", tc.cfg, got, tc.want)
 		}
+	}
+}
+
+// TestSendValue: every encrypt setting maps to the ENCRYPTION value go-mssqldb sends for it,
+// and one the conn does not know is an error, never a guess.
+func TestSendValue(t *testing.T) {
+	for enc, want := range map[msdsn.Encryption]prelogin.Encryption{
+		msdsn.EncryptionDisabled: prelogin.EncryptNotSup,
+		msdsn.EncryptionOff:      prelogin.EncryptOff,
+		msdsn.EncryptionRequired: prelogin.EncryptOn,
+		msdsn.EncryptionStrict:   prelogin.EncryptStrict,
+	} {
+		if got, err := (&settings{encryption: enc}).sendValue(); err != nil || got != want {
+			t.Errorf("encrypt %v: %v, %v; want %v", enc, got, err, want)
+		}
+	}
+	if _, err := (&settings{encryption: 99}).sendValue(); err == nil {
+		t.Error("an unknown encrypt setting gave no error")
 	}
 }

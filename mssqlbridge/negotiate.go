@@ -141,7 +141,10 @@ func checkPrelogin(p []byte) error {
 func (c *conn) exchange(ctx context.Context, p []byte) (prelogin.Mode, []byte, error) {
 	pkt := append([]byte(nil), p...)
 	payload := pkt[tds.HeaderSize:]
-	sent := c.settings.sendValue()
+	sent, err := c.settings.sendValue()
+	if err != nil {
+		return 0, nil, err
+	}
 	asked, err := prelogin.SetEncryption(payload, sent)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%w: driver's PRELOGIN: %w", ErrUnexpectedWrite, err)

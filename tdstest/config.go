@@ -88,7 +88,7 @@ func (c *Config) password() string {
 
 // validate checks the fields that can be wrong.
 func (c *Config) validate() error {
-	if c.Encryption > EncryptStrict {
+	if int(c.Encryption) >= len(encryptionNames) {
 		return fmt.Errorf("tdstest: Config.Encryption: unknown %v", c.Encryption)
 	}
 	if c.RecordSize < 0 || c.RecordSize > maxRecordSize {

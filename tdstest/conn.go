@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	l7 "github.com/tdsbridge/tdsbridge/login7"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
@@ -48,7 +49,6 @@ func (s connState) String() string {
 
 // Limits on client messages.
 const (
-	maxLogin7Message  = 128 << 10 // MS-TDS: LOGIN7 is at most 128 KiB
 	maxRequestMessage = 4 << 20
 	firstSPID         = 51
 )
@@ -245,7 +245,7 @@ func (c *conn) firstByte() (connState, error) {
 func (c *conn) loginWithoutPrelogin() (connState, error) {
 	if c.srv.Config.Encryption.preloginSetting() == prelogin.EncryptOn {
 		c.in.SetAllowed(tds.Types(tds.TypeLogin7))
-		c.in.SetMaxMessageSize(maxLogin7Message)
+		c.in.SetMaxMessageSize(l7.MaxLen)
 		if _, _, err := c.in.ReadMessage(); err != nil {
 			return stateDone, fmt.Errorf("read LOGIN7 sent without PRELOGIN: %w", err)
 		}
@@ -427,7 +427,7 @@ func (c *conn) flush() error {
 // inside TLS and the rest, and everything after, in plaintext.
 func (c *conn) readLogin7() ([]byte, error) {
 	c.in.SetAllowed(tds.Types(tds.TypeLogin7))
-	c.in.SetMaxMessageSize(maxLogin7Message)
+	c.in.SetMaxMessageSize(l7.MaxLen)
 	if c.mode != prelogin.ModeLoginOnly {
 		_, payload, err := c.in.ReadMessage()
 		if err != nil {
