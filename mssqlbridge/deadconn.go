@@ -23,11 +23,10 @@ var ErrDeadConnection = errors.New("mssqlbridge: connection is dead")
 
 // idleCheckAfter is how long a connection must have gone without reading from the socket or
 // starting a request before the next request's first packet looks at the socket (see
-// conn.checkAlive). The look is one non-blocking system call, about a microsecond
-// (BenchmarkCheckAlive); a round trip on loopback costs over a hundred. Connections in use
-// never pay it, and one idle this long pays it once per request. What the look finds (a peer
-// that closed or reset the connection) happens to pooled connections, which sit idle far
-// longer.
+// conn.checkAlive). The look is one non-blocking system call (BenchmarkCheckAlive), a small
+// part of a round trip even on loopback; connections in use never pay it, and one idle this
+// long pays it once per request. What the look finds (a peer that closed or reset the
+// connection) happens to pooled connections, which sit idle far longer.
 const idleCheckAfter = 50 * time.Millisecond
 
 // DeadConnectionError reports a connection found dead before a request was sent on it. Cause
