@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/tdsbridge/tdsbridge/internal/login7pw"
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 // Message is a LOGIN7 message's values (MS-TDS 2.2.6.4): what [Message.Decode] reads and
@@ -92,7 +93,7 @@ func (m *Message) Decode(src []byte) error {
 		if info.obfuscate {
 			raw = login7pw.Deobfuscate(raw)
 		}
-		*dst = decodeUCS2(raw)
+		*dst = ucs2.Decode(raw)
 	}
 	if l.Features != nil {
 		v.Features = make([]Feature, 0, len(l.Features))

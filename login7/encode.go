@@ -1,6 +1,10 @@
 package login7
 
-import "github.com/tdsbridge/tdsbridge/internal/login7pw"
+import (
+	"github.com/tdsbridge/tdsbridge/internal/login7pw"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
+)
 
 // Encode appends the LOGIN7 message m to dst and returns the extended buffer. It writes the
 // canonical layout: the fixed part (FixedLen71 bytes for TDS 7.0 and 7.1, else FixedLen), then
@@ -25,8 +29,8 @@ func (m *Message) Encode(dst []byte) ([]byte, error) {
 		return dst, invalid("FeatureExt", "needs TDS 7.2 or later (TDSVersion %#08x)", m.TDSVersion)
 	}
 	for f := range Field(numFields) {
-		if s := m.str(f); s != nil && ucs2Len(*s) > fields[f].maxChars {
-			return dst, invalid(fields[f].name, "has %d characters, at most %d allowed", ucs2Len(*s), fields[f].maxChars)
+		if s := m.str(f); s != nil && ucs2.Len(*s) > fields[f].maxChars {
+			return dst, invalid(fields[f].name, "has %d characters, at most %d allowed", ucs2.Len(*s), fields[f].maxChars)
 		}
 	}
 	for i, ft := range m.Features {
@@ -63,15 +67,15 @@ func (m *Message) Encode(dst []byte) ([]byte, error) {
 		var n int // the length written in the entry
 		switch s := m.str(f); {
 		case s != nil && info.obfuscate:
-			u := appendUCS2(nil, *s)
+			u := ucs2.Append(nil, *s)
 			o := login7pw.Obfuscate(u)
 			b = append(b, o...)
 			clear(u)
 			clear(o)
-			n = ucs2Len(*s)
+			n = ucs2.Len(*s)
 		case s != nil:
-			b = appendUCS2(b, *s)
-			n = ucs2Len(*s)
+			b = ucs2.Append(b, *s)
+			n = ucs2.Len(*s)
 		case f == FieldExtension && m.Features != nil:
 			extAt = len(b)
 			b = append(b, 0, 0, 0, 0)

@@ -1,6 +1,10 @@
 package login7
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
+)
 
 // bFedAuthLibrary values of a FEDAUTH feature (MS-TDS 2.2.6.4).
 const (
@@ -54,7 +58,7 @@ func decodeFedAuth(d []byte, base int) (FedAuth, error) {
 		if n > uint64(len(d)) || n%2 != 0 {
 			return FedAuth{}, malformed("FEDAUTH", base+1, "security token length %d (%d bytes follow; want an even count that fits)", n, len(d))
 		}
-		f.Token = decodeUCS2(d[:n])
+		f.Token = ucs2.Decode(d[:n])
 		switch rest := len(d) - int(n); rest {
 		case 0:
 		case FedAuthNonceLen:

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 	l7 "github.com/tdsbridge/tdsbridge/login7"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
@@ -680,7 +681,7 @@ func (c *conn) sqlBatch(payload []byte) (connState, error) {
 		if len(payload)%2 != 0 {
 			return stateDone, fmt.Errorf("SQL batch text has an odd number of bytes (%d)", len(payload))
 		}
-		return stateReady, c.batch(decodeUCS2(payload))
+		return stateReady, c.batch(ucs2.Decode(payload))
 	}
 	text, desc, err := batchText(payload)
 	if err != nil {
@@ -751,5 +752,5 @@ func batchText(p []byte) (string, uint64, error) {
 	if len(text)%2 != 0 {
 		return "", 0, fmt.Errorf("SQL batch text has an odd number of bytes (%d)", len(text))
 	}
-	return decodeUCS2(text), desc, nil
+	return ucs2.Decode(text), desc, nil
 }

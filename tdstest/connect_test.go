@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
@@ -93,7 +94,7 @@ func decodeResult(t *testing.T, b []byte, legacy bool) []resultToken {
 						break
 					}
 					if typ == dtNVarChar {
-						v = decodeUCS2(p[2 : 2+n])
+						v = ucs2.Decode(p[2 : 2+n])
 					} else {
 						v = string(p[2 : 2+n])
 					}
@@ -110,7 +111,7 @@ func decodeResult(t *testing.T, b []byte, legacy bool) []resultToken {
 					case dtInt4:
 						v = leInt(data)
 					case dtNVarChar:
-						v = decodeUCS2(data)
+						v = ucs2.Decode(data)
 					default:
 						return fail("sql_variant base type %v", dataType(inst[0]))
 					}
@@ -122,7 +123,7 @@ func decodeResult(t *testing.T, b []byte, legacy bool) []resultToken {
 		case tokenReturnValue:
 			// ordinal, name, status, UserType u32, Flags, INTN(4) TYPE_INFO, value
 			p = p[2:]
-			tok.text = decodeUCS2(p[1 : 1+2*int(p[0])])
+			tok.text = ucs2.Decode(p[1 : 1+2*int(p[0])])
 			p = p[1+2*int(p[0]):]
 			if p[7] != byte(dtIntN) || p[8] != 4 {
 				return fail("RETURNVALUE of type 0x%02x", p[7])
@@ -148,7 +149,7 @@ func decodeResult(t *testing.T, b []byte, legacy bool) []resultToken {
 			body := p[2 : 2+n]
 			if tok.typ == tokenError {
 				tok.number = int32(le.Uint32(body))
-				tok.text = decodeUCS2(body[8 : 8+2*int(le.Uint16(body[6:]))])
+				tok.text = ucs2.Decode(body[8 : 8+2*int(le.Uint16(body[6:]))])
 			}
 			p = p[2+n:]
 		default:
@@ -198,7 +199,7 @@ func TestJavaConnectBatch(t *testing.T) {
 				legacy := isLegacyTDS(ver)
 				msg := batchMessage(javaConnectBatch)
 				if legacy {
-					msg = appendUCS2(nil, javaConnectBatch) // no ALL_HEADERS before TDS 7.2
+					msg = ucs2.Append(nil, javaConnectBatch) // no ALL_HEADERS before TDS 7.2
 				}
 				if err := c.w.WriteMessage(tds.TypeSQLBatch, msg); err != nil {
 					t.Fatal(err)

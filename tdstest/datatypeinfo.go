@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 // sp_datatype_info_100 (and sp_datatype_info) is how ODBC drivers answer SQLGetTypeInfo: FreeTDS's
@@ -83,7 +85,7 @@ func (r typeInfoRow) values() []sqlValue {
 		}
 		b := []byte(s)
 		if utf16 {
-			b = appendUCS2(nil, s)
+			b = ucs2.Append(nil, s)
 		}
 		return sqlValue{Len: int64(len(b)), Data: b}
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 func wire(b []byte) *wireReader { return newWireReader(bytes.NewReader(b)) }
@@ -208,8 +210,8 @@ func TestParseParamDecls(t *testing.T) {
 // bulkMessage builds a BULK_LOAD payload for the contract's table with the given rows.
 func bulkMessage(rows ...[]byte) []byte {
 	b := cat([]byte{tokenColMetadata}, le16(2),
-		le32(0), le16(0), []byte{0x38}, []byte{2}, appendUCS2(nil, "id"),
-		le32(0), le16(1), []byte{0xE7}, le16(100), serverCollation[:], []byte{4}, appendUCS2(nil, "name"))
+		le32(0), le16(0), []byte{0x38}, []byte{2}, ucs2.Append(nil, "id"),
+		le32(0), le16(1), []byte{0xE7}, le16(100), serverCollation[:], []byte{4}, ucs2.Append(nil, "name"))
 	for _, r := range rows {
 		b = cat(b, []byte{tokenRow}, r)
 	}
@@ -223,7 +225,7 @@ func TestDecodeBulkLoad(t *testing.T) {
 	}}
 	target := &bulkTarget{table: table, cols: []int{0, 1}}
 	row := func(id uint32, name string) []byte {
-		u := appendUCS2(nil, name)
+		u := ucs2.Append(nil, name)
 		return cat(le32(id), le16(uint16(len(u))), u)
 	}
 	res, err := decodeBulkLoad(wire(bulkMessage(row(1, "a"), row(2, "b"), cat(le32(3), le16(0xFFFF)))), target)
@@ -244,7 +246,7 @@ func TestDecodeBulkLoad(t *testing.T) {
 		"no COLMETADATA":   {[]byte{tokenRow}, target, "want COLMETADATA"},
 		"column count":     {cat([]byte{tokenColMetadata}, le16(1)), target, "has 1 columns"},
 		"column type":      {bytes.Replace(bulkMessage(), []byte{0x38, 2}, []byte{0x7F, 2}, 1), target, "is bigint, the table has int"},
-		"column name":      {bytes.Replace(bulkMessage(), appendUCS2(nil, "id"), appendUCS2(nil, "ix"), 1), target, "is \"ix\""},
+		"column name":      {bytes.Replace(bulkMessage(), ucs2.Append(nil, "id"), ucs2.Append(nil, "ix"), 1), target, "is \"ix\""},
 		"row cut":          {bulkMessage(row(1, "a"))[:len(bulkMessage())-13+8], target, "row 1 column name"},
 	}
 	for name, tc := range tests {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
@@ -141,7 +142,7 @@ func executeSQLArgs(req *rpcRequest) (string, map[string]*rpcParam, error) {
 		return "", nil, &sqlError{Number: 214, State: 2, Class: 16,
 			Msg: "Procedure expects parameter '@statement' of type 'ntext/nchar/nvarchar'."}
 	}
-	text := decodeUCS2(stmt.Val.Data)
+	text := ucs2.Decode(stmt.Val.Data)
 	if len(req.Params) == 1 {
 		return text, map[string]*rpcParam{}, nil
 	}
@@ -153,7 +154,7 @@ func executeSQLArgs(req *rpcRequest) (string, map[string]*rpcParam, error) {
 	var decls []declParam
 	if !pp.Val.Null {
 		var err error
-		if decls, err = parseParamDecls(decodeUCS2(pp.Val.Data)); err != nil {
+		if decls, err = parseParamDecls(ucs2.Decode(pp.Val.Data)); err != nil {
 			return "", nil, fmt.Errorf("sp_executesql @params: %w", err)
 		}
 	}
@@ -164,7 +165,7 @@ func executeSQLArgs(req *rpcRequest) (string, map[string]*rpcParam, error) {
 	for _, d := range decls {
 		if _, ok := vars[strings.ToLower(strings.TrimPrefix(d.Name, "@"))]; !ok {
 			return "", nil, &sqlError{Number: 8178, State: 1, Class: 16,
-				Msg: fmt.Sprintf("The parameterized query '(%s' expects the parameter '%s', which was not supplied.", shorten(decodeUCS2(pp.Val.Data)), d.Name)}
+				Msg: fmt.Sprintf("The parameterized query '(%s' expects the parameter '%s', which was not supplied.", shorten(ucs2.Decode(pp.Val.Data)), d.Name)}
 		}
 	}
 	return text, vars, nil

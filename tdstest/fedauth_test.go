@@ -11,6 +11,8 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/microsoft/go-mssqldb/msdsn"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 // fedAuthFeature builds a FEDAUTH FeatureExt entry (FeatureId, length, data) for the
@@ -20,7 +22,7 @@ func fedAuthFeature(library uint8, echo bool, token string, extra []byte) []byte
 	if echo {
 		opt |= 1
 	}
-	tok := appendUCS2(nil, token)
+	tok := ucs2.Append(nil, token)
 	data := []byte{opt}
 	if library == fedAuthLibrarySecurityToken {
 		data = binary.LittleEndian.AppendUint32(data, uint32(len(tok)))

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
@@ -88,7 +89,7 @@ func TestLoginLegacyVersions(t *testing.T) {
 			if len(resp) < doneLen || resp[len(resp)-doneLen] != tokenDone {
 				t.Fatalf("login response does not end with a %d-byte DONE: %x", doneLen, resp)
 			}
-			batch := appendUCS2(nil, "SELECT 1")
+			batch := ucs2.Append(nil, "SELECT 1")
 			if !legacy {
 				batch = batchMessage("SELECT 1")
 			}

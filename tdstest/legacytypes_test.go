@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
@@ -38,7 +39,7 @@ func TestReadValueLegacy(t *testing.T) {
 	varchar := typeInfo{Type: dtVarChar, Size: 5}
 	dec := typeInfo{Type: dtDecimal, Size: 9, Prec: 18, Scale: 2}
 	tests := map[string]valueCase{
-		"ntext":             {ntext, cat(le32(4), appendUCS2(nil, "hé")), sqlValue{Len: 4, Data: appendUCS2(nil, "hé")}, ""},
+		"ntext":             {ntext, cat(le32(4), ucs2.Append(nil, "hé")), sqlValue{Len: 4, Data: ucs2.Append(nil, "hé")}, ""},
 		"ntext NULL":        {ntext, le32(0xFFFFFFFF), sqlValue{Null: true}, ""},
 		"ntext empty":       {ntext, le32(0), sqlValue{Data: []byte{}}, ""},
 		"ntext odd":         {ntext, cat(le32(3), []byte{1, 2, 3}), sqlValue{}, "odd byte count 3"},
@@ -59,7 +60,7 @@ func TestReadValueLegacy(t *testing.T) {
 // legacyParams are parameters of the legacy types as a client sends them: ntext "hé", text NULL,
 // image {1, 2, 3}, VARCHARTYPE(10) "abc", DECIMALTYPE(18,2) 123.45.
 var legacyParams = []rpcParamBytes{
-	{"ntext", cat([]byte{0x63}, le32(maxLongLen-1), serverCollation[:]), cat(le32(4), appendUCS2(nil, "hé"))},
+	{"ntext", cat([]byte{0x63}, le32(maxLongLen-1), serverCollation[:]), cat(le32(4), ucs2.Append(nil, "hé"))},
 	{"text", cat([]byte{0x23}, le32(maxLongLen), serverCollation[:]), le32(0xFFFFFFFF)},
 	{"image", cat([]byte{0x22}, le32(maxLongLen)), cat(le32(3), []byte{1, 2, 3})},
 	{"varchar(10)", []byte{0x27, 10}, cat([]byte{3}, []byte("abc"))},
@@ -74,7 +75,7 @@ func TestRPCLegacyEcho(t *testing.T) {
 	c := dialRaw(t, s)
 	c.connect(s, 4096)
 	params := legacyParams
-	hi := appendUCS2(nil, "hé")
+	hi := ucs2.Append(nil, "hé")
 	resp, err := c.rpc(executeSQLMessage("SELECT @p1, @p2, @p3, @p4, @p5, DATALENGTH(@p1)", false, 0, params))
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +112,7 @@ func TestMaxAsLongTypesBeforeTDS72(t *testing.T) {
 			make([]byte, 8),               // Timestamp
 			le32(uint32(len(data))), data) // LONGLEN length, data
 	}
-	row := cat([]byte{tokenRow}, long(appendUCS2(nil, "ababab")), long([]byte("xyxy")), long(nil))
+	row := cat([]byte{tokenRow}, long(ucs2.Append(nil, "ababab")), long([]byte("xyxy")), long(nil))
 	meta := func(collation []byte) []byte {
 		return cat([]byte{tokenColMetadata}, le16(3),
 			le16(0), le16(colFlagNullable), []byte{0x63}, le32(0x7FFFFFFE), collation, // UserType u16, Flags, NTEXTTYPE, max length
@@ -140,7 +141,7 @@ func TestMaxAsLongTypesBeforeTDS72(t *testing.T) {
 			if _, err := c.roundTrip(tds.TypeLogin7, encodeLogin7(l)); err != nil {
 				t.Fatal(err)
 			}
-			resp, err := c.roundTrip(tds.TypeSQLBatch, appendUCS2(nil, query))
+			resp, err := c.roundTrip(tds.TypeSQLBatch, ucs2.Append(nil, query))
 			if err != nil {
 				t.Fatal(err)
 			}

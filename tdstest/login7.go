@@ -1,11 +1,6 @@
 package tdstest
 
-import (
-	"encoding/binary"
-	"unicode/utf16"
-
-	l7 "github.com/tdsbridge/tdsbridge/login7"
-)
+import l7 "github.com/tdsbridge/tdsbridge/login7"
 
 // TDS versions as they appear in LOGIN7 (read little-endian) and LOGINACK (written big-endian).
 const (
@@ -60,36 +55,4 @@ func parseLogin7(b []byte) (*login7, error) {
 		return nil, err
 	}
 	return &login7{Message: m, SSPILen: len(m.SSPI), CtlIntName: m.CltIntName}, nil
-}
-
-// decodeUCS2 decodes UTF-16LE bytes (an even number) into a string; unpaired surrogates become
-// U+FFFD.
-func decodeUCS2(b []byte) string {
-	u := make([]uint16, len(b)/2)
-	for i := range u {
-		u[i] = binary.LittleEndian.Uint16(b[2*i:])
-	}
-	return string(utf16.Decode(u))
-}
-
-// appendUCS2 appends s in UTF-16LE.
-func appendUCS2(dst []byte, s string) []byte {
-	for _, r := range s {
-		if r1, r2 := utf16.EncodeRune(r); r1 != '\uFFFD' || r2 != '\uFFFD' {
-			dst = binary.LittleEndian.AppendUint16(dst, uint16(r1))
-			dst = binary.LittleEndian.AppendUint16(dst, uint16(r2))
-			continue
-		}
-		dst = binary.LittleEndian.AppendUint16(dst, uint16(r))
-	}
-	return dst
-}
-
-// ucs2Len is the number of UTF-16 code units of s.
-func ucs2Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
 }

@@ -3,12 +3,14 @@ package tdstest
 import (
 	"strings"
 	"testing"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 // ntextParam is an unnamed ntext parameter as FreeTDS's ODBC driver sends sp_prepexec's @params
 // and @stmt: TEXTTYPE's LONGLEN maximum length, the collation, then a LONGLEN value.
 func ntextParam(s string) []byte {
-	u := appendUCS2(nil, s)
+	u := ucs2.Append(nil, s)
 	return cat([]byte{0, 0, byte(dtNText)}, le32(uint32(len(u))), serverCollation[:], le32(uint32(len(u))), u)
 }
 
@@ -35,7 +37,7 @@ func TestPreparedStatements(t *testing.T) {
 	c := dialRaw(t, s)
 	c.connect(s, 4096)
 	hello := []byte{byte(dtNVarChar), 20, 0}
-	hello = cat(hello, serverCollation[:], le16(10), appendUCS2(nil, "hello"))
+	hello = cat(hello, serverCollation[:], le16(10), ucs2.Append(nil, "hello"))
 	prep := procMessage(procIDPrepExec, intParam(rpcParamByRef, 0, true), ntextParam("@P1 INT,@P2 NVARCHAR(10)"),
 		ntextParam("SELECT @P1, @P2"), intParam(0, 42, false), cat([]byte{0, 0}, hello))
 	resp, err := c.rpc(prep)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 func TestParseBatch(t *testing.T) {
@@ -38,8 +40,8 @@ func TestParseBatch(t *testing.T) {
 		}},
 		"nvarchar max, quotes and non-ASCII": {batch: "select replicate(cast(N'it''s é' as NVARCHAR(MAX)), 3)", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
 			v := st[0].vals[0]
-			if decodeUCS2(v.unit) != "it's é" || v.n != 3 {
-				t.Errorf("value %q x %d", decodeUCS2(v.unit), v.n)
+			if ucs2.Decode(v.unit) != "it's é" || v.n != 3 {
+				t.Errorf("value %q x %d", ucs2.Decode(v.unit), v.n)
 			}
 		}},
 		"varbinary max": {batch: "SELECT CAST(REPLICATE(CAST('ab' AS varchar(max)), 10) AS varbinary(max))", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
@@ -65,13 +67,13 @@ func TestParseBatch(t *testing.T) {
 		}},
 		"server property cast": {batch: "SELECT CAST(SERVERPROPERTY('ProductMajorVersion') AS int), CAST(SERVERPROPERTY('Edition') AS nvarchar(9)), CAST(SERVERPROPERTY('x') AS sysname)", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
 			v := st[0].vals
-			if leInt(v[0].sv.Data) != 16 || decodeUCS2(v[1].sv.Data) != "Developer" || !v[2].sv.Null || v[2].col.TI.Size != 256 {
+			if leInt(v[0].sv.Data) != 16 || ucs2.Decode(v[1].sv.Data) != "Developer" || !v[2].sv.Null || v[2].col.TI.Size != 256 {
 				t.Errorf("values %+v", v)
 			}
 		}},
 		"db_name": {batch: "SELECT DB_NAME()", want: []stmtKind{stmtSelect}, check: func(t *testing.T, st []statement) {
-			if v := st[0].vals[0].resolve(&sess); decodeUCS2(v.sv.Data) != "master" {
-				t.Errorf("DB_NAME() = %q", decodeUCS2(v.sv.Data))
+			if v := st[0].vals[0].resolve(&sess); ucs2.Decode(v.sv.Data) != "master" {
+				t.Errorf("DB_NAME() = %q", ucs2.Decode(v.sv.Data))
 			}
 		}},
 		"nstring":         {batch: "SELECT N'hello'", want: []stmtKind{stmtSelect}},

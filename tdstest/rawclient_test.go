@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tdsbridge/tdsbridge/bridge"
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 	"github.com/tdsbridge/tdsbridge/prelogin"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
@@ -179,7 +180,7 @@ func batchMessage(text string) []byte {
 	b = binary.LittleEndian.AppendUint16(b, 2)     // transaction descriptor
 	b = binary.LittleEndian.AppendUint64(b, 0)     // descriptor
 	b = binary.LittleEndian.AppendUint32(b, 1)     // outstanding requests
-	return appendUCS2(b, text)
+	return ucs2.Append(b, text)
 }
 
 // query sends a SQL batch and returns the response payload.
@@ -249,12 +250,12 @@ func decodeTokens(b []byte) ([]token, error) {
 					t.raw = append([]byte(nil), body[1:]...)
 				case envCollation:
 				default:
-					t.text = decodeUCS2(body[2 : 2+2*int(body[1])])
+					t.text = ucs2.Decode(body[2 : 2+2*int(body[1])])
 				}
 			case tokenError, tokenInfo:
 				t.number = int32(le.Uint32(body))
 				m := int(le.Uint16(body[6:]))
-				t.text = decodeUCS2(body[8 : 8+2*m])
+				t.text = ucs2.Decode(body[8 : 8+2*m])
 			}
 		case tokenDone:
 			if len(b) < 12 {
@@ -305,13 +306,13 @@ func decodeTokens(b []byte) ([]token, error) {
 						return nil, fmt.Errorf("PLP total %d, chunks hold %d", total, len(v))
 					}
 					if c.typ == dtNVarChar {
-						t.values = append(t.values, decodeUCS2(v))
+						t.values = append(t.values, ucs2.Decode(v))
 					} else {
 						t.values = append(t.values, v)
 					}
 				default:
 					n := int(le.Uint16(b))
-					t.values = append(t.values, decodeUCS2(b[2:2+n]))
+					t.values = append(t.values, ucs2.Decode(b[2:2+n]))
 					b = b[2+n:]
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 // envRouting is the ENVCHANGE type that sends a client to another server after login
@@ -38,7 +40,7 @@ func parseRoute(s string) (route, error) {
 func appendEnvChangeRouting(dst []byte, r route) []byte {
 	dst, start := beginLenToken(dst, tokenEnvChange)
 	dst = append(dst, envRouting)
-	dataLen := 1 + 2 + 2 + 2*ucs2Len(r.host)
+	dataLen := 1 + 2 + 2 + 2*ucs2.Len(r.host)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(dataLen))
 	dst = append(dst, routingProtocolTCP)
 	dst = binary.LittleEndian.AppendUint16(dst, r.port)

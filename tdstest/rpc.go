@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 // RPC request layout (MS-TDS 2.2.6.6): ALL_HEADERS, then NameLenProcID (US_VARCHAR name, or
@@ -85,7 +87,7 @@ func parseRPC(payload []byte, maxValue int64) (*rpcRequest, error) {
 		if err != nil {
 			return nil, fmt.Errorf("RPC: procedure name: %w", err)
 		}
-		req.ProcName = decodeUCS2(b)
+		req.ProcName = ucs2.Decode(b)
 	}
 	if req.Flags, err = w.uint16(); err != nil {
 		return nil, fmt.Errorf("RPC: OptionFlags: %w", err)
@@ -109,7 +111,7 @@ func parseRPC(payload []byte, maxValue int64) (*rpcRequest, error) {
 		if err != nil {
 			return nil, fmt.Errorf("RPC: parameter %d name: %w", len(req.Params)+1, err)
 		}
-		p := rpcParam{Name: decodeUCS2(nb)}
+		p := rpcParam{Name: ucs2.Decode(nb)}
 		label := fmt.Sprintf("parameter %d (%q, offset %d)", len(req.Params)+1, p.Name, at)
 		if p.Status, err = w.byte(); err != nil {
 			return nil, fmt.Errorf("RPC: %s: status: %w", label, err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 	"github.com/tdsbridge/tdsbridge/tds"
 )
 
@@ -26,7 +27,7 @@ func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 // nvarcharParam encodes a non-NULL nvarchar(n) parameter value (TYPE_INFO and value).
 func nvarcharParam(s string, n int) ([]byte, []byte) {
-	u := appendUCS2(nil, s)
+	u := ucs2.Append(nil, s)
 	return cat([]byte{0xE7}, le16(uint16(2*n)), serverCollation[:]), cat(le16(uint16(len(u))), u)
 }
 
@@ -41,7 +42,7 @@ func executeSQLMessage(stmt string, byName bool, tranDesc uint64, params []rpcPa
 func executeSQLMessageNames(stmt string, byName bool, tranDesc uint64, params []rpcParamBytes, named bool) []byte {
 	b := cat(le32(22), le32(18), le16(2), le64(tranDesc), le32(1)) // ALL_HEADERS
 	if byName {
-		name := appendUCS2(nil, "sp_executesql")
+		name := ucs2.Append(nil, "sp_executesql")
 		b = cat(b, le16(uint16(len(name)/2)), name)
 	} else {
 		b = cat(b, le16(0xFFFF), le16(procIDExecuteSQL)) // ProcIDSwitch, ProcID
@@ -58,7 +59,7 @@ func executeSQLMessageNames(stmt string, byName bool, tranDesc uint64, params []
 	ti, v = nvarcharParam(strings.Join(decls, ","), 4000)
 	b = cat(b, []byte{0}, []byte{0}, ti, v) // unnamed @params
 	for i, p := range params {
-		name := appendUCS2(nil, "@p"+strconv.Itoa(i+1))
+		name := ucs2.Append(nil, "@p"+strconv.Itoa(i+1))
 		if !named {
 			name = nil
 		}
@@ -91,9 +92,9 @@ var echoParams = []rpcParamBytes{
 	{"numeric(38,10)", []byte{0x6C, 17, 38, 10}, cat([]byte{17, 1}, le64(1), le64(1))},
 	{"real", []byte{0x6D, 4}, cat([]byte{4}, le32(0x3FC00000))}, // 1.5
 	{"float", []byte{0x6D, 8}, cat([]byte{8}, le64(0x400921FB54442D18))},
-	{"nvarchar(10)", cat([]byte{0xE7}, le16(20), serverCollation[:]), cat(le16(6), appendUCS2(nil, "héé"))},
+	{"nvarchar(10)", cat([]byte{0xE7}, le16(20), serverCollation[:]), cat(le16(6), ucs2.Append(nil, "héé"))},
 	{"varchar(5)", cat([]byte{0xA7}, le16(5), serverCollation[:]), cat(le16(3), []byte("abc"))},
-	{"nvarchar(max)", cat([]byte{0xE7}, le16(0xFFFF), serverCollation[:]), cat(le64(4), le32(4), appendUCS2(nil, "xy"), le32(0))},
+	{"nvarchar(max)", cat([]byte{0xE7}, le16(0xFFFF), serverCollation[:]), cat(le64(4), le32(4), ucs2.Append(nil, "xy"), le32(0))},
 	{"varchar(max)", cat([]byte{0xA7}, le16(0xFFFF), serverCollation[:]), cat(le64(0), le32(0))},
 	{"varbinary(8)", cat([]byte{0xA5}, le16(8)), cat(le16(3), []byte{0, 0xFF, 7})},
 	{"varbinary(max)", cat([]byte{0xA5}, le16(0xFFFF)), cat(le64(2), le32(2), []byte{9, 8}, le32(0))},
@@ -160,7 +161,7 @@ func TestRPCTransactionDescriptor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(resp, appendUCS2(nil, "no transaction is open")) || !lastDoneFailed(resp) {
+	if !bytes.Contains(resp, ucs2.Append(nil, "no transaction is open")) || !lastDoneFailed(resp) {
 		t.Fatalf("stale descriptor: %x", resp)
 	}
 	resp, err = c.query("BEGIN TRAN")
@@ -216,7 +217,7 @@ func TestRPCPositionalParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(resp, appendUCS2(nil, "too many arguments")) || !lastDoneFailed(resp) {
+	if !bytes.Contains(resp, ucs2.Append(nil, "too many arguments")) || !lastDoneFailed(resp) {
 		t.Fatalf("too many arguments: %x", resp)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 // value is one item of a select list, in one of three forms: a constant (sv), a (max) value
@@ -92,7 +94,7 @@ func (p *parser) expr() (value, error) {
 		return value{col: newColumn(pv.TI.nullable(), false), sv: pv.Val}, nil
 	case lexNString:
 		p.i++
-		u := appendUCS2(nil, t.text)
+		u := ucs2.Append(nil, t.text)
 		if len(u) > 8000 {
 			return value{}, p.fail("N'...' literals longer than 4000 characters are not supported")
 		}
@@ -178,7 +180,7 @@ func (p *parser) replicateNVarChar() (value, error) {
 	if err != nil {
 		return value{}, err
 	}
-	unit := appendUCS2([]byte{}, s.text)
+	unit := ucs2.Append([]byte{}, s.text)
 	if _, err := plpSize(unit, n); err != nil {
 		return value{}, p.fail(err.Error())
 	}

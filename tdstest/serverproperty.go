@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 // serverPropertyValue parses "('<name>')" of SERVERPROPERTY (after the name): a sql_variant,
@@ -85,7 +87,7 @@ func (sp serverProp) variant() []byte {
 	}
 	b := append([]byte{byte(dtNVarChar), 7}, serverCollation[:]...)
 	b = binary.LittleEndian.AppendUint16(b, 256) // nvarchar(128)
-	return appendUCS2(b, sp.s)
+	return ucs2.Append(b, sp.s)
 }
 
 // castServerProperty parses the rest of CAST(SERVERPROPERTY('<name>') AS <type>) (after
@@ -157,7 +159,7 @@ func (sp serverProp) castTo(ti typeInfo) (sv sqlValue, ok bool, err error) {
 		}
 		return sqlValue{Len: 4, Data: leBytes(n, 4)}, true, nil
 	case ti.Type == dtNVarChar && !ti.isPLP():
-		u := appendUCS2(nil, text)
+		u := ucs2.Append(nil, text)
 		u = u[:min(len(u), ti.Size)]
 		return sqlValue{Len: int64(len(u)), Data: u}, true, nil
 	case ti.Type == dtBigVarChar && !ti.isPLP():

@@ -3,6 +3,8 @@ package tdstest
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 // Values of the session and server that the system variables and functions return.
@@ -99,7 +101,7 @@ func (it *sysItem) eval(s *session) sqlValue {
 	if it.num != nil {
 		return sqlValue{Len: int64(it.ti.Size), Data: leBytes(it.num(s), it.ti.Size)}
 	}
-	u := appendUCS2(nil, it.text(s))
+	u := ucs2.Append(nil, it.text(s))
 	return sqlValue{Len: int64(len(u)), Data: u}
 }
 

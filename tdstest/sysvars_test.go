@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 // TestSysItemsDoc: doc.go's list of system variables and functions is the registry's, line for
@@ -94,7 +96,7 @@ func TestSysItemsValues(t *testing.T) {
 			continue
 		}
 		v := it.eval(&sess)
-		if it.num != nil && leInt(v.Data) != tc.num || it.text != nil && decodeUCS2(v.Data) != tc.text {
+		if it.num != nil && leInt(v.Data) != tc.num || it.text != nil && ucs2.Decode(v.Data) != tc.text {
 			t.Errorf("%s = %x, want %d / %q", name, v.Data, tc.num, tc.text)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 // Token types of a tabular result (MS-TDS 2.2.7).
@@ -60,13 +62,13 @@ const (
 var serverProgVersion = [4]byte{16, 0, 0x03, 0xE8}
 
 func appendBVarChar(dst []byte, s string) []byte {
-	dst = append(dst, byte(ucs2Len(s)))
-	return appendUCS2(dst, s)
+	dst = append(dst, byte(ucs2.Len(s)))
+	return ucs2.Append(dst, s)
 }
 
 func appendUSVarChar(dst []byte, s string) []byte {
-	dst = binary.LittleEndian.AppendUint16(dst, uint16(ucs2Len(s)))
-	return appendUCS2(dst, s)
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(ucs2.Len(s)))
+	return ucs2.Append(dst, s)
 }
 
 // beginLenToken appends a token type and a placeholder u16 length; finishLenToken fills it in.
@@ -156,7 +158,7 @@ func appendMessage(dst []byte, typ byte, m serverMessage) []byte {
 // appendMessageFor is appendMessage for TDS version ver: LineNumber is 16 bits before TDS 7.2.
 func appendMessageFor(dst []byte, ver uint32, typ byte, m serverMessage) []byte {
 	text := m.Text
-	if ucs2Len(text) > 0xFFFF {
+	if ucs2.Len(text) > 0xFFFF {
 		text = truncateUCS2(text, 0xFFFF)
 	}
 	dst, start := beginLenToken(dst, typ)

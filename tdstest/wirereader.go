@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/tdsbridge/tdsbridge/internal/ucs2"
 )
 
 // errTruncated is wrapped when a peer's message ends inside a field.
@@ -142,5 +144,5 @@ func (w *wireReader) bVarChar() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return decodeUCS2(b), nil
+	return ucs2.Decode(b), nil
 }
