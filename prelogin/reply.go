@@ -6,21 +6,11 @@ package prelogin
 // option are checked: a client acts on nothing else of a reply. It does not allocate unless
 // it returns an error.
 func scanReply(p []byte) (int, error) {
-	pos := 0
-	for {
-		if pos >= len(p) {
-			return 0, &FormatError{Err: ErrNoTerminator, Token: TokenTerminator, Offset: pos, PayloadLen: len(p)}
-		}
-		t := Token(p[pos])
-		if t == TokenTerminator {
-			break
-		}
-		if len(p)-pos < EntrySize {
-			return 0, &FormatError{Err: ErrTruncatedTable, Token: t, Offset: pos, PayloadLen: len(p)}
-		}
-		pos += EntrySize
+	n, err := tableLen(p)
+	if err != nil {
+		return 0, err
 	}
-	n, dataStart := pos/EntrySize, pos+1
+	dataStart := n*EntrySize + 1
 	enc := -1 // table index of the ENCRYPTION entry
 	for i := range n {
 		t, off, ln := entry(p, i)

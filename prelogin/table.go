@@ -13,14 +13,10 @@ func entry(p []byte, i int) (t Token, off, n int) {
 	return Token(e[0]), be16(e[1:3]), be16(e[3:5])
 }
 
-// scanTable checks the option table of payload p and returns the number of entries before the
-// terminator. After a nil error, every entry i < n with a non-empty p[off:off+len] has it inside
-// the data area (from the byte after the terminator to the end of p), every empty one has
-// off <= len(p), no two non-empty data ranges overlap, no
-// token repeats, VERSION (if present) is entry 0 and every known fixed-size option has its size.
+// tableLen walks the option table of payload p to its terminator and returns the number of
+// entries before it, or the error of a table without a terminator or with an entry cut short.
 // It does not allocate unless it returns an error.
-func scanTable(p []byte) (n int, err error) {
-	var seen tokenSet
+func tableLen(p []byte) (int, error) {
 	pos := 0
 	for {
 		if pos >= len(p) {
@@ -28,11 +24,29 @@ func scanTable(p []byte) (n int, err error) {
 		}
 		t := Token(p[pos])
 		if t == TokenTerminator {
-			break
+			return pos / EntrySize, nil
 		}
 		if len(p)-pos < EntrySize {
 			return 0, &FormatError{Err: ErrTruncatedTable, Token: t, Offset: pos, PayloadLen: len(p)}
 		}
+		pos += EntrySize
+	}
+}
+
+// scanTable checks the option table of payload p and returns the number of entries before the
+// terminator. After a nil error, every entry i < n with a non-empty p[off:off+len] has it inside
+// the data area (from the byte after the terminator to the end of p), every empty one has
+// off <= len(p), no two non-empty data ranges overlap, no
+// token repeats, VERSION (if present) is entry 0 and every known fixed-size option has its size.
+// It does not allocate unless it returns an error.
+func scanTable(p []byte) (n int, err error) {
+	if n, err = tableLen(p); err != nil {
+		return 0, err
+	}
+	var seen tokenSet
+	for i := range n {
+		pos := i * EntrySize
+		t, off, ln := entry(p, i)
 		if seen.has(t) {
 			first := 0
 			for ; Token(p[first]) != t; first += EntrySize {
@@ -43,14 +57,12 @@ func scanTable(p []byte) (n int, err error) {
 		if t == TokenVersion && pos != 0 {
 			return 0, &FormatError{Err: ErrVersionNotFirst, Token: t, Offset: pos, PayloadLen: len(p)}
 		}
-		if ln := be16(p[pos+3 : pos+5]); !lengthOK(t, ln) {
+		if !lengthOK(t, ln) {
 			return 0, &FormatError{Err: ErrOptionLength, Token: t, Offset: pos,
-				DataOffset: be16(p[pos+1 : pos+3]), DataLength: ln, PayloadLen: len(p)}
+				DataOffset: off, DataLength: ln, PayloadLen: len(p)}
 		}
-		pos += EntrySize
 	}
-	n = pos / EntrySize
-	dataStart := pos + 1
+	dataStart := n*EntrySize + 1
 	for i := 0; i < n; i++ {
 		t, off, ln := entry(p, i)
 		// An empty option reads no byte: its offset only has to be within the payload (some
