@@ -171,8 +171,8 @@ func scaled(base float64, ratios []float64) []float64 {
 	return xs
 }
 
-// agreementReport is a 20-round run with the cells of issue 34, fed to checkTargets, worseCells
-// and conclude as a run's results are:
+// agreementReport is a 20-round run with the cells where Targets and the verdict once
+// disagreed, fed to checkTargets, worseCells and conclude as a run's results are:
 //   - varbinary/4096: TLS 1.006 with 10/20 rounds cheaper ("not worse" MET; the verdict: no
 //     difference); plaintext 0.88 in every round; TLS read calls 0.54 of native's;
 //   - varbinary/16384: plaintext 0.99, cheaper in 10 rounds and tied in 10 (the verdict saves,
