@@ -82,8 +82,8 @@ func startServer(t *testing.T, cfg Config) (*Server, *recordingLog) {
 }
 
 // requireClientsEnv names the environment variable that turns a missing independent client into
-// a test failure: with TDSBRIDGE_REQUIRE_CLIENTS=1 the FreeTDS, tedious, pytds and pyodbc suites
-// cannot pass by skipping.
+// a test failure: with TDSBRIDGE_REQUIRE_CLIENTS=1 the suites of the independent clients cannot
+// pass by skipping.
 const requireClientsEnv = "TDSBRIDGE_REQUIRE_CLIENTS"
 
 // skipFataler is the part of testing.TB that missingClient uses.

@@ -179,9 +179,11 @@
 //
 // The package's tests run real clients against the server besides go-mssqldb (with its own TLS
 // and bridged through mssqlbridge): FreeTDS tsql (Debian freetds-bin), tedious (npm),
-// pytds (Debian python3-tds, python3-openssl) and pyodbc over FreeTDS's ODBC
+// pytds (Debian python3-tds, python3-openssl), pyodbc over FreeTDS's ODBC
 // driver (Debian python3-pyodbc, tdsodbc, unixodbc; the driver named by path and configured by a
-// freetds.conf of the test's own, so no system file is touched). Besides queries, typed
+// freetds.conf of the test's own, so no system file is touched) and jTDS 1.3.1 (Debian
+// libjtds-java) under Java 17 at TDS 7.1, which reads the (max) types as ntext and image and
+// runs a transaction within one batch. Besides queries, typed
 // parameters and many-row results, tedious and pytds upload a 1 MiB varbinary(max) parameter and
 // bulk load a temporary table with their own encoders (tedious inside a transaction begun and
 // committed with transaction manager requests); pyodbc uploads 1 MiB through sp_prepexec and
