@@ -156,27 +156,10 @@ func faultScenarios() []faultScenario {
 	return append(scs, faultScenario{
 		id: fmt.Sprintf("%d", len(scs)+1), name: "query after an early error, response still being read (healthy: never dropped)",
 		kind: kindEarlyError, bound: faultQueryBound, encrypts: both,
-		faults: func() tdstest.Faults { return tdstest.Faults{Hook: everyOtherQuery(tdstest.ActionEarlyError)} },
+		faults: func() tdstest.Faults {
+			return tdstest.Faults{Hook: tdstest.EveryOther(tdstest.PhaseQuery, tdstest.ActionEarlyError)}
+		},
 	})
-}
-
-// everyOtherQuery returns a Faults.Hook that does a at the first, third, ... request of every
-// connection.
-func everyOtherQuery(a tdstest.Action) func(conn int, p tdstest.Phase) tdstest.Action {
-	var mu sync.Mutex
-	queries := map[int]int{}
-	return func(conn int, p tdstest.Phase) tdstest.Action {
-		if p != tdstest.PhaseQuery {
-			return tdstest.ActionNone
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		queries[conn]++
-		if queries[conn]%2 == 1 {
-			return a
-		}
-		return tdstest.ActionNone
-	}
 }
 
 // faultIdleDelay is how long the server waits, with a response sent in full, before it drops

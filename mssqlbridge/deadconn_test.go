@@ -190,7 +190,7 @@ func TestHealthyNotDropped(t *testing.T) {
 		for _, w := range ways {
 			t.Run(m.Name+"/"+w.name, func(t *testing.T) {
 				t.Parallel()
-				f := &earlyErrorHook{}
+				f := newEarlyErrorHook()
 				cfg := m.Config
 				cfg.Faults.Hook = f.hook
 				srv := startServer(t, cfg)
@@ -235,28 +235,22 @@ func earlyErrorThenSelect(ctx context.Context, q interface {
 }
 
 // earlyErrorHook is a tdstest Faults.Hook that answers every other request of a connection
-// (the 1st, 3rd, ...) with ActionEarlyError, and counts the connections.
+// (the 1st, 3rd, ...) with ActionEarlyError (tdstest.EveryOther), and counts the connections.
 type earlyErrorHook struct {
+	every    func(conn int, p tdstest.Phase) tdstest.Action
 	mu       sync.Mutex
-	queries  map[int]int
 	maxConns int
+}
+
+func newEarlyErrorHook() *earlyErrorHook {
+	return &earlyErrorHook{every: tdstest.EveryOther(tdstest.PhaseQuery, tdstest.ActionEarlyError)}
 }
 
 func (h *earlyErrorHook) hook(conn int, p tdstest.Phase) tdstest.Action {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.maxConns = max(h.maxConns, conn)
-	if p != tdstest.PhaseQuery {
-		return tdstest.ActionNone
-	}
-	if h.queries == nil {
-		h.queries = map[int]int{}
-	}
-	h.queries[conn]++
-	if h.queries[conn]%2 == 1 {
-		return tdstest.ActionEarlyError
-	}
-	return tdstest.ActionNone
+	h.mu.Unlock()
+	return h.every(conn, p)
 }
 
 func (h *earlyErrorHook) connections() int {

@@ -107,6 +107,27 @@ func (a Action) String() string {
 	return fmt.Sprintf("Action(%d)", uint8(a))
 }
 
+// EveryOther returns a Faults.Hook that does a the first, third, fifth, ... time each
+// connection reaches phase p, and nothing otherwise: with ActionEarlyError at PhaseQuery, every
+// other request of a connection gets the early-error response and the one after it an ordinary
+// answer. It is safe for concurrent use by several connections.
+func EveryOther(p Phase, a Action) func(conn int, phase Phase) Action {
+	var mu sync.Mutex
+	reached := map[int]int{}
+	return func(conn int, phase Phase) Action {
+		if phase != p {
+			return ActionNone
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		reached[conn]++
+		if reached[conn]%2 == 1 {
+			return a
+		}
+		return ActionNone
+	}
+}
+
 // Faults makes the server misbehave on purpose. The zero value injects nothing.
 type Faults struct {
 	// At and Action: at phase At, do Action (on the connections Conn selects).

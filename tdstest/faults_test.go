@@ -282,3 +282,26 @@ func TestFaultIdle(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryOther: the hook acts at the 1st, 3rd, ... time each connection reaches its phase,
+// counting each connection on its own, and never at another phase.
+func TestEveryOther(t *testing.T) {
+	h := EveryOther(PhaseQuery, ActionEarlyError)
+	for _, step := range []struct {
+		conn  int
+		phase Phase
+		want  Action
+	}{
+		{1, PhaseQuery, ActionEarlyError},
+		{1, PhaseIdle, ActionNone},
+		{2, PhaseQuery, ActionEarlyError},
+		{1, PhaseQuery, ActionNone},
+		{1, PhaseQuery, ActionEarlyError},
+		{2, PhaseQuery, ActionNone},
+		{2, PhaseLogin, ActionNone},
+	} {
+		if got := h(step.conn, step.phase); got != step.want {
+			t.Fatalf("conn %d at %v: %v, want %v", step.conn, step.phase, got, step.want)
+		}
+	}
+}
