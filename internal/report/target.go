@@ -37,19 +37,15 @@ const (
 	TargetNotWorse
 )
 
-// targetKinds lists every kind, for UnmarshalText.
-var targetKinds = [...]TargetKind{TargetGain, TargetNotWorse}
+// targetKindNames names every kind, keyed: String and UnmarshalText read it.
+var targetKindNames = [...]string{TargetGain: "gain", TargetNotWorse: "not worse"}
 
 // String names the kind as the table prints it.
 func (k TargetKind) String() string {
-	switch k {
-	case TargetGain:
-		return "gain"
-	case TargetNotWorse:
-		return "not worse"
-	default:
-		return fmt.Sprintf("TargetKind(%d)", uint8(k))
+	if int(k) < len(targetKindNames) {
+		return targetKindNames[k]
 	}
+	return fmt.Sprintf("TargetKind(%d)", uint8(k))
 }
 
 // MarshalText makes the JSON output carry the kind's name.
@@ -57,13 +53,7 @@ func (k TargetKind) MarshalText() ([]byte, error) { return []byte(k.String()), n
 
 // UnmarshalText reads a kind's name back.
 func (k *TargetKind) UnmarshalText(b []byte) error {
-	for _, c := range targetKinds {
-		if string(b) == c.String() {
-			*k = c
-			return nil
-		}
-	}
-	return fmt.Errorf("report: unknown target kind %q", b)
+	return unmarshalName(k, targetKindNames[:], "target kind", b)
 }
 
 // Outcome is what a run concludes about a target.
@@ -75,21 +65,15 @@ const (
 	OutcomeNotMet // the run misses the goal
 )
 
-// outcomes lists every outcome, for UnmarshalText.
-var outcomes = [...]Outcome{OutcomeNotJudged, OutcomeMet, OutcomeNotMet}
+// outcomeNames names every outcome, keyed: String and UnmarshalText read it.
+var outcomeNames = [...]string{OutcomeNotJudged: "not judged", OutcomeMet: "MET", OutcomeNotMet: "NOT MET"}
 
 // String names the outcome as the table prints it.
 func (o Outcome) String() string {
-	switch o {
-	case OutcomeNotJudged:
-		return "not judged"
-	case OutcomeMet:
-		return "MET"
-	case OutcomeNotMet:
-		return "NOT MET"
-	default:
-		return fmt.Sprintf("Outcome(%d)", uint8(o))
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
 	}
+	return fmt.Sprintf("Outcome(%d)", uint8(o))
 }
 
 // MarshalText makes the JSON output carry the outcome's name.
@@ -97,13 +81,18 @@ func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil 
 
 // UnmarshalText reads an outcome's name back.
 func (o *Outcome) UnmarshalText(b []byte) error {
-	for _, c := range outcomes {
-		if string(b) == c.String() {
-			*o = c
+	return unmarshalName(o, outcomeNames[:], "outcome", b)
+}
+
+// unmarshalName sets *v to the value whose name in names (indexed by value) is b.
+func unmarshalName[T ~uint8](v *T, names []string, what string, b []byte) error {
+	for i, n := range names {
+		if string(b) == n {
+			*v = T(i)
 			return nil
 		}
 	}
-	return fmt.Errorf("report: unknown outcome %q", b)
+	return fmt.Errorf("report: unknown %s %q", what, b)
 }
 
 // Verdict is what the rounds say about one target.
