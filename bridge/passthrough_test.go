@@ -326,16 +326,21 @@ func TestCloseReleasesReadAhead(t *testing.T) {
 		defer b.rmu.Unlock()
 		return b.ra.buffered(), b.ra.buf != nil
 	}
+	// open returns a bridge in state st over one end of a pipe, and the other end.
+	open := func(t *testing.T, st State) (*Conn, net.Conn) {
+		c, s := memPipe()
+		t.Cleanup(func() { _ = s.Close() })
+		b := New(c, Options{Direct: true})
+		if st == StatePlaintext {
+			if err := b.StartPlaintext(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return b, s
+	}
 	for _, st := range []State{StatePassthrough, StatePlaintext} {
 		t.Run(st.String()+"/bytes held", func(t *testing.T) {
-			c, s := memPipe()
-			defer s.Close()
-			b := New(c, Options{Direct: true})
-			if st == StatePlaintext {
-				if err := b.StartPlaintext(); err != nil {
-					t.Fatal(err)
-				}
-			}
+			b, s := open(t, st)
 			go func() { _, _ = s.Write(bytes.Repeat(record(0x17, 1000, 1), 3)) }()
 			if _, err := io.ReadFull(b, make([]byte, 10)); err != nil {
 				t.Fatal(err)
@@ -354,14 +359,7 @@ func TestCloseReleasesReadAhead(t *testing.T) {
 			}
 		})
 		t.Run(st.String()+"/read waiting", func(t *testing.T) {
-			c, s := memPipe()
-			defer s.Close()
-			b := New(c, Options{Direct: true})
-			if st == StatePlaintext {
-				if err := b.StartPlaintext(); err != nil {
-					t.Fatal(err)
-				}
-			}
+			b, _ := open(t, st)
 			done := make(chan error, 1)
 			go func() {
 				_, err := b.Read(make([]byte, 10))
