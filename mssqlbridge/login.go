@@ -41,9 +41,9 @@ func (c *conn) writeLogin(p []byte) (int, error) {
 		c.loginHdr = h
 	}
 	c.login = appendSecret(c.login, p[tds.HeaderSize:])
-	if len(c.login) > maxLogin7Size {
+	if len(c.login) > login7.MaxLen {
 		c.clearLogin()
-		err := fmt.Errorf("%w: LOGIN7 message longer than %d bytes", ErrUnexpectedWrite, maxLogin7Size)
+		err := fmt.Errorf("%w: LOGIN7 message longer than %d bytes", ErrUnexpectedWrite, login7.MaxLen)
 		c.transition(stateFailed, err)
 		return 0, err
 	}
@@ -110,9 +110,6 @@ func checkSecrets(msg []byte, packetSize int) error {
 	}
 	return nil
 }
-
-// maxLogin7Size is the longest LOGIN7 message the conn collects.
-const maxLogin7Size = login7.MaxLen
 
 // sendLogin sends first (one LOGIN7 packet) through TLS, switches both directions to
 // plaintext, and sends rest (the following LOGIN7 packets, if any) in plaintext.
