@@ -61,7 +61,10 @@ func New(raw net.Conn, opts Options) *Conn {
 		allowed = tds.Types(tds.TypePrelogin, tds.TypeTabularResult)
 	}
 	c.hsIn = tds.NewReader(hsSocketReader{c}, tds.ReaderConfig{
-		MaxPacketSize: tds.DefaultPacketSize,
+		// Not the 4096 bytes MS-TDS allows a sender before the packet size is negotiated: a
+		// peer whose TLS library writes more at once sends longer packets (docs/protocol.md,
+		// "Handshake packets longer than 4096 bytes").
+		MaxPacketSize: tds.MaxPacketSize,
 		Allowed:       allowed,
 	})
 	c.hsOut = tds.NewWriter(hsSocketWriter{c}, tds.DefaultPacketSize)

@@ -6,8 +6,9 @@
 //
 // Handshake ([StateHandshake]): everything the TLS layer writes before it next reads is one
 // flight. Write only buffers it; the next Read sends it as one PRELOGIN (0x12) message in packets
-// of at most 4096 bytes, then reads the peer's next message (of the types [Role] allows) to EOM,
-// never past it, and hands its payload over across as many Reads as it takes. The switch
+// of at most 4096 bytes, then reads the peer's next message (of the types [Role] allows, in
+// packets of up to 32767 bytes) to EOM, never past it, and hands its payload over across as many
+// Reads as it takes. The switch
 // ([Conn.StartPassthrough], [Conn.StartPlaintext]) sends the last flight.
 //
 // Passthrough ([StatePassthrough]): TLS records go straight to the socket. Write is one socket

@@ -104,6 +104,28 @@ func TestHandshakeFlightAndPayload(t *testing.T) {
 	}
 }
 
+// A peer's handshake packets may be longer than the 4096 bytes MS-TDS allows a sender before the
+// packet size is negotiated, up to the TDS maximum: a server that wraps each write of its TLS
+// library in one packet sends OpenSSL's 4096-byte buffer as a packet of 4104 bytes.
+func TestHandshakeLongPeerPackets(t *testing.T) {
+	for _, role := range []Role{RoleClient, RoleServer} {
+		t.Run(role.String(), func(t *testing.T) {
+			c, s := memPipe()
+			b := New(c, Options{Role: role})
+			defer b.Close()
+			first, second := pattern(4096, 1), pattern(tds.MaxPacketSize-tds.HeaderSize, 2)
+			go func() {
+				peerSend(t, s, tds.TypePrelogin, first, tds.HeaderSize+len(first))
+				peerSend(t, s, tds.TypePrelogin, second, tds.MaxPacketSize)
+			}()
+			got := readN(t, b, len(first)+len(second), 64<<10)
+			if !bytes.Equal(got, append(bytes.Clone(first), second...)) {
+				t.Fatal("payload differs")
+			}
+		})
+	}
+}
+
 // Packet types accepted per role; anything else fails the
 // bridge with an error that names the type, returned by every later call.
 func TestHandshakePacketTypes(t *testing.T) {

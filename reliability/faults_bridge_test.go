@@ -88,9 +88,10 @@ func TestFaultMatrixHandshake(t *testing.T) {
 			msgs: []string{"bridge: handshake: read PRELOGIN reply", "length 4 < 8"},
 		},
 		{
+			// Handshake packets may be longer than 4096 bytes, but not than TDS allows.
 			name: "length-over-packet-size",
 			script: afterClientHello(func(c net.Conn) {
-				_, _ = c.Write(wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, make([]byte, 100), 8192))
+				_, _ = c.Write(wiretest.Packet(tds.TypePrelogin, tds.StatusEOM, make([]byte, 100), tds.MaxPacketSize+1))
 				stall(c)
 			}),
 			is:   []error{tds.ErrPacketTooLarge},

@@ -50,12 +50,16 @@ func opensslMissing(t *testing.T, format string, args ...any) {
 }
 
 // opensslFiles are the PEM files the server and the DSNs use: a CA, and a server chain and key
-// it issued for 127.0.0.1.
-type opensslFiles struct{ ca, chain, key string }
+// it issued for 127.0.0.1 (bigChain and bigKey: the same with a leaf of over 4 KiB, so that the
+// server's TLS 1.2 flight is longer than one 4096-byte packet).
+type opensslFiles struct{ ca, chain, key, bigChain, bigKey string }
+
+// opensslBigLeaf is the number of extra DNS names in the big leaf (about 30 bytes each).
+const opensslBigLeaf = 150
 
 var (
 	opensslOnce     sync.Once
-	opensslPEM      [3][]byte // CA, chain, key
+	opensslPEM      [5][]byte // the files of opensslFiles, in its order
 	opensslPEMError error
 )
 
@@ -69,40 +73,45 @@ func opensslSetup(t *testing.T) opensslFiles {
 	if out, err := exec.Command(opensslPython, "-c", "import OpenSSL.SSL").CombinedOutput(); err != nil {
 		opensslMissing(t, "pyOpenSSL not importable by %s (Debian package python3-openssl): %v: %s", opensslPython, err, out)
 	}
-	opensslOnce.Do(func() {
-		ca, err := testcert.NewCA("openssl test CA")
-		if err != nil {
-			opensslPEMError = err
-			return
-		}
-		leaf, err := ca.Issue(testcert.LeafOptions{})
-		if err != nil {
-			opensslPEMError = err
-			return
-		}
-		key, err := x509.MarshalPKCS8PrivateKey(leaf.PrivateKey)
-		if err != nil {
-			opensslPEMError = err
-			return
-		}
-		var chain []byte
-		for _, der := range leaf.Certificate {
-			chain = append(chain, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
-		}
-		opensslPEM = [3][]byte{ca.PEM(), chain, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key})}
-	})
+	opensslOnce.Do(func() { opensslPEM, opensslPEMError = opensslCertificates() })
 	if opensslPEMError != nil {
 		t.Fatalf("certificates: %v", opensslPEMError)
 	}
 	dir := t.TempDir()
 	var f opensslFiles
-	for i, p := range []*string{&f.ca, &f.chain, &f.key} {
-		*p = filepath.Join(dir, [...]string{"ca.pem", "chain.pem", "key.pem"}[i])
+	names := [...]string{"ca.pem", "chain.pem", "key.pem", "big-chain.pem", "big-key.pem"}
+	for i, p := range []*string{&f.ca, &f.chain, &f.key, &f.bigChain, &f.bigKey} {
+		*p = filepath.Join(dir, names[i])
 		if err := os.WriteFile(*p, opensslPEM[i], 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return f
+}
+
+// opensslCertificates makes the PEM contents of opensslFiles.
+func opensslCertificates() (files [5][]byte, err error) {
+	ca, err := testcert.NewCA("openssl test CA")
+	if err != nil {
+		return files, err
+	}
+	files[0] = ca.PEM()
+	for i, extra := range []int{0, opensslBigLeaf} {
+		leaf, err := ca.Issue(testcert.LeafOptions{ExtraNames: extra})
+		if err != nil {
+			return files, err
+		}
+		key, err := x509.MarshalPKCS8PrivateKey(leaf.PrivateKey)
+		if err != nil {
+			return files, err
+		}
+		var chain []byte
+		for _, der := range leaf.Certificate {
+			chain = append(chain, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
+		}
+		files[1+2*i], files[2+2*i] = chain, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key})
+	}
+	return files, nil
 }
 
 // opensslServer is one running server process and the events it printed.
@@ -369,6 +378,7 @@ type opensslVariant struct {
 	dsn      url.Values // extra DSN parameters
 	tls13    bool       // TLS 1.3 inside PRELOGIN too (tlsmin=1.3)
 	serverOn bool       // the server's setting is ENCRYPTION=ON (--encryption on)
+	bigCert  bool       // the server uses the big leaf (opensslFiles.bigChain)
 	// check looks at the server's login event of a bridged connection (TDS 7.x TLS modes only
 	// for the flight checks).
 	check func(t *testing.T, mode string, login map[string]string)
@@ -452,6 +462,20 @@ var opensslVariants = []opensslVariant{
 		}),
 	},
 	{
+		// A flight framed as a TDS server over OpenSSL's socket BIO frames it (Babelfish): one
+		// PRELOGIN message, of one packet, per write leaving OpenSSL's 4096-byte handshake write
+		// buffer. With a leaf of over 4 KiB the first is a packet of 4104 bytes, over the 4096
+		// MS-TDS allows before the packet size is negotiated. go-mssqldb's own transport refuses
+		// it unless the DSN's packet size is at least that ("invalid packet size").
+		name: "flight-openssl-write-buffer", args: []string{"--flight", "openssl-buffer"},
+		modes: []string{"false", "true"}, bigCert: true,
+		check: func(t *testing.T, mode string, login map[string]string) {
+			if n, err := strconv.Atoi(login["maxpacket"]); err != nil || n <= 4096 {
+				t.Errorf("maxpacket=%q, want a handshake packet longer than 4096 bytes", login["maxpacket"])
+			}
+		},
+	},
+	{
 		// Setting ON: a client's OFF gets REQ, full encryption.
 		name: "server-encryption-on", args: []string{"--encryption", "on"},
 		modes: []string{"false", "true"}, serverOn: true,
@@ -482,7 +506,11 @@ func TestOpenSSLServer(t *testing.T) {
 	f := opensslSetup(t)
 	for _, v := range opensslVariants {
 		t.Run(v.name, func(t *testing.T) {
-			s := startOpenSSL(t, f, v.args...)
+			files := f
+			if v.bigCert {
+				files.chain, files.key = f.bigChain, f.bigKey
+			}
+			s := startOpenSSL(t, files, v.args...)
 			for _, mode := range v.modes {
 				t.Run(mode, func(t *testing.T) {
 					app := "bridge-" + mode

@@ -114,6 +114,29 @@ def split(data, size):
     return [data[i:i + size] for i in range(0, len(data), size)] or [b""]
 
 
+def write_buffer_flushes(records, size=4096):
+    """The writes that leave a write buffer of size bytes fed records one by one and flushed at
+    the end, as OpenSSL's handshake write buffer (BIO_f_buffer, 4096 bytes) passes a flight to the
+    socket BIO below it: a record that does not fit tops the buffer up and flushes it whole, and
+    what is left of the record goes in one write when it is size bytes or more."""
+    writes, buf = [], b""
+    for r in records:
+        while r:
+            room = size - len(buf)
+            if len(r) <= room:
+                buf, r = buf + r, b""
+                continue
+            if buf:
+                writes.append(buf + r[:room])
+                buf, r = b"", r[room:]
+            if len(r) >= size:
+                writes.append(r)
+                r = b""
+    if buf:
+        writes.append(buf)
+    return writes
+
+
 def tls_records(data):
     """The TLS records of data, whole bytes each (5-byte header, then the length it gives)."""
     out, i = [], 0
@@ -263,6 +286,7 @@ class Session:
         self.mode = "none"
         self.app = "-"
         self.flights = [0, 0, 0, 0]  # flights, records, packets, messages sent inside PRELOGIN
+        self.max_packet = 0  # the longest of those packets, header included
         self.tickets = "-"
 
     # socket and TLS plumbing
@@ -384,8 +408,11 @@ class Session:
             messages = [[data]]
         elif how == "record":
             messages = [records]
-        else:  # "messages"
+        elif how == "messages":
             messages = [[r] for r in records]
+        else:  # "openssl-buffer": one message, of one packet of any length, per buffer write
+            messages = [[w] for w in write_buffer_flushes(records)]
+            size = 1 << 16
         chunks = []
         for units in messages:
             pieces = [p for u in units for p in split(u, size - 8)]
@@ -395,6 +422,7 @@ class Session:
         self.flights[1] += len(records)
         self.flights[2] += len(chunks)
         self.flights[3] += len(messages)
+        self.max_packet = max([self.max_packet] + [8 + len(p) for p, _ in chunks])
 
     def after_handshake(self):
         """Sends what OpenSSL wrote once the handshake completed (TLS 1.3 session tickets): at
@@ -508,7 +536,7 @@ class Session:
         event("login", "conn=%d" % self.n, "app=%s" % self.app, "mode=%s" % self.mode, "tls=%s" % tls,
               "cipher=%s" % cipher, "alpn=%s" % alpn, "tds=%#010x" % l["tds_version"], "packetsize=%d" % size,
               "password=%s" % ("ok" if ok else "wrong"), "flights=%d/%d/%d/%d" % tuple(self.flights),
-              "tickets=%s" % self.tickets)
+              "maxpacket=%d" % self.max_packet, "tickets=%s" % self.tickets)
         if not ok:
             self.send_message(PKT_REPLY, error_token(18456, "Login failed for user '%s'." % l["user"]) + done(DONE_ERROR))
             return False
@@ -625,8 +653,8 @@ def main():
     p.add_argument("--key", required=True, help="PEM private key file")
     p.add_argument("--encryption", choices=["off", "on", "notsup"], default="off",
                    help="the server's ENCRYPTION setting for TDS 7.x")
-    p.add_argument("--flight", choices=["one", "512", "record", "messages"], default="one",
-                   help="TDS 7.x: how a server flight is framed in PRELOGIN packets")
+    p.add_argument("--flight", choices=["one", "512", "record", "messages", "openssl-buffer"],
+                   default="one", help="TDS 7.x: how a server flight is framed in PRELOGIN packets")
     p.add_argument("--prelogin-tls", choices=["1.2", "1.3"], default="1.2",
                    help="highest TLS version inside PRELOGIN (TDS 8.0 allows 1.3 always)")
     p.add_argument("--tickets", choices=["at-once", "with-reply"], default="at-once",
