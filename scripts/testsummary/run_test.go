@@ -44,6 +44,7 @@ func TestFail(t *testing.T) {
 
 func TestSkipA(t *testing.T) { t.Skip("missing: client (install it)") }
 func TestSkipB(t *testing.T) { t.Skip("missing: client (install it)") }
+func TestSkipLines(t *testing.T) { t.Log("before"); t.Skip("missing: engine (error:\nsecond line); start one") }
 func TestSkipNoReason(t *testing.T) { t.SkipNow() }
 
 func TestParent(t *testing.T) {
@@ -72,9 +73,10 @@ func TestRunReportsFailuresAndSkips(t *testing.T) {
 	for _, want := range []string{
 		"diagnostic line", "boom", "--- FAIL: TestFail",
 		"FAIL\texample.com/m/a", "ok  \texample.com/m/b",
-		"\n4 skipped: 2 by design, 2 for what this machine lacks\n" +
+		"\n5 skipped: 2 by design, 3 for what this machine lacks\n" +
 			"  by design: no reason given (1), sub skipped (1)\n" +
-			"  missing (2): client (install it)\n",
+			"  missing (2): client (install it)\n" +
+			"  missing (1): engine (error: second line); start one\n",
 		"\n1 failed: TestFail (example.com/m/a)\n",
 	} {
 		if !strings.Contains(got, want) {

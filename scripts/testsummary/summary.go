@@ -101,15 +101,23 @@ func isProgress(line string) bool {
 	return false
 }
 
-// skipReason is the last line a skipped test logged (the argument of t.Skip), without the
-// file:line prefix.
+// skipReason is the last message a skipped test logged (the argument of t.Skip) without the
+// file:line prefix, on one line: the testing package writes a message's later lines (an error
+// text with a newline in it) indented and without a prefix, and they are joined with spaces.
 func skipReason(lines []string) string {
+	var rest []string // the message's later lines, in order
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
-		if l == "" || isProgress(l) || strings.HasPrefix(l, "--- SKIP") {
+		switch {
+		case l == "" || isProgress(l) || strings.HasPrefix(l, "--- SKIP"):
 			continue
+		case fileLine.MatchString(l):
+			return strings.Join(append([]string{fileLine.ReplaceAllString(l, "")}, rest...), " ")
 		}
-		return fileLine.ReplaceAllString(l, "")
+		rest = append([]string{l}, rest...)
+	}
+	if len(rest) > 0 {
+		return rest[len(rest)-1]
 	}
 	return "no reason given"
 }
