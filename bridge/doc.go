@@ -8,8 +8,8 @@
 // flight. Write only buffers it; the next Read sends it as one PRELOGIN (0x12) message in packets
 // of at most 4096 bytes, then reads the peer's next message (of the types [Role] allows, in
 // packets of up to 32767 bytes) to EOM, never past it, and hands its payload over across as many
-// Reads as it takes. The switch
-// ([Conn.StartPassthrough], [Conn.StartPlaintext]) sends the last flight.
+// Reads as it takes. The switch ([Conn.StartPassthrough], [Conn.StartPlaintext]) sends the last
+// flight.
 //
 // Passthrough ([StatePassthrough]): TLS records go straight to the socket. Write is one socket
 // Write of the caller's slice, so with [TLSConfig] one TDS packet stays one record. Read hands the

@@ -473,6 +473,9 @@ var opensslVariants = []opensslVariant{
 			if n, err := strconv.Atoi(login["maxpacket"]); err != nil || n <= 4096 {
 				t.Errorf("maxpacket=%q, want a handshake packet longer than 4096 bytes", login["maxpacket"])
 			}
+			if fl, _, pk, msg := flightCounts(t, login); msg <= fl || pk != msg {
+				t.Errorf("flights=%s (flights/records/packets/messages), want a flight of several messages, one packet each", login["flights"])
+			}
 		},
 	},
 	{
