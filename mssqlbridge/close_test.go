@@ -85,12 +85,7 @@ func loggedIn(t *testing.T, pki *testPKI, client msdsn.Encryption, server prelog
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	if _, err := c.Write(clientPrelogin()); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := tds.NewReader(c, tds.ReaderConfig{}).ReadMessage(); err != nil {
-		t.Fatal(err)
-	}
+	exchangePrelogin(t, c)
 	roundTrip(t, c, tds.TypeLogin7, buildLogin7(testLogin7{user: "sa"}))
 	return c
 }

@@ -91,6 +91,17 @@ func dsnFor(addr string, params ...string) string {
 	return (&tdstest.Server{Addr: addr}).DSN(params...)
 }
 
+// closedAddr returns a loopback address where nothing listens any more: a dial is refused.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
 // TestConnectErrors: what a user gets wrong, and what a server does wrong, fails with a
 // *ConnectError that names the host, the phase and, where a time bound ended it, the bound;
 // the cause stays reachable with errors.Is and errors.As; every call returns within its bound
@@ -109,14 +120,6 @@ func TestConnectErrors(t *testing.T) {
 	stallTLS := startServer(t, tdstest.Config{Faults: tdstest.Faults{At: tdstest.PhaseHandshake, Action: tdstest.ActionStall}})
 	stallStrict := startServer(t, tdstest.Config{Encryption: tdstest.EncryptStrict,
 		Faults: tdstest.Faults{At: tdstest.PhaseHandshake, Action: tdstest.ActionStall}})
-	closedAddr := func() string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return ln.Addr().String()
-	}()
 	_, silentPort, _ := net.SplitHostPort(silent.addr())
 
 	var netErr net.Error
@@ -185,7 +188,7 @@ func TestConnectErrors(t *testing.T) {
 			phase: PhaseLogin, msgs: []string{"LOGIN7 send: a LOGIN7 secret would travel outside TLS"}, is: []error{ErrSecretOutsideTLS},
 		},
 		{
-			name: "nothing listening", dsn: dsnFor(closedAddr, "encrypt=true"), ctx: 10 * time.Second, bound: 10 * time.Second,
+			name: "nothing listening", dsn: dsnFor(closedAddr(t), "encrypt=true"), ctx: 10 * time.Second, bound: 10 * time.Second,
 			phase: PhaseTCP, msgs: []string{"TCP connect: connection refused"}, as: []any{&netErr},
 		},
 		{

@@ -336,12 +336,7 @@ func TestDeadConnectionError(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		if _, err := c.Write(clientPrelogin()); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := tds.NewReader(c, tds.ReaderConfig{}).ReadMessage(); err != nil {
-			t.Fatal(err)
-		}
+		exchangePrelogin(t, c)
 		roundTrip(t, c, tds.TypeLogin7, buildLogin7(testLogin7{user: "sa"}))
 		time.Sleep(idleCheckAfter + 100*time.Millisecond)
 		_, err = c.Write(packet(tds.TypeSQLBatch, []byte("first"))) // the first request after login

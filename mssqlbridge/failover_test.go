@@ -17,12 +17,7 @@ import (
 // go-mssqldb, unless hostNameInCertificate fixes the name for both; a partner whose
 // certificate names it is accepted by both.
 func TestFailoverPartner(t *testing.T) {
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadAddr := dead.Addr().String()
-	_ = dead.Close() // nothing listens there any more: refused
+	deadAddr := closedAddr(t)
 	named := startServer(t, tdstest.Config{})
 	unnamed := startServer(t, tdstest.Config{Addr: "127.0.0.2:0"})
 	tests := []struct {

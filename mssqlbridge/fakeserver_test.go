@@ -257,6 +257,17 @@ func writeEcho(w io.Writer, body []byte) error {
 	return err
 }
 
+// exchangePrelogin writes clientPrelogin on c and reads the server's reply.
+func exchangePrelogin(t *testing.T, c net.Conn) {
+	t.Helper()
+	if _, err := c.Write(clientPrelogin()); err != nil {
+		t.Fatalf("PRELOGIN: %v", err)
+	}
+	if _, _, err := tds.NewReader(c, tds.ReaderConfig{}).ReadMessage(); err != nil {
+		t.Fatalf("PRELOGIN reply: %v", err)
+	}
+}
+
 // clientPrelogin is the client PRELOGIN packet from the specification's example (MS-TDS 4.1).
 func clientPrelogin() []byte {
 	return []byte{

@@ -579,12 +579,7 @@ func loginOnlyConn(t *testing.T, pki *testPKI, m *mitm) *conn {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write(clientPrelogin()); err != nil {
-		t.Fatalf("PRELOGIN: %v", err)
-	}
-	if _, _, err := tds.NewReader(c, tds.ReaderConfig{}).ReadMessage(); err != nil {
-		t.Fatalf("PRELOGIN reply: %v", err)
-	}
+	exchangePrelogin(t, c)
 	return c
 }
 

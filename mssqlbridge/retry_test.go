@@ -64,14 +64,6 @@ func TestSafeToRetry(t *testing.T) {
 func TestSafeToRetryConnections(t *testing.T) {
 	notSup := startServer(t, tdstest.Config{Encryption: tdstest.EncryptNotSup})
 	on := startServer(t, tdstest.Config{})
-	closedAddr := func() string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return ln.Addr().String()
-	}()
 	tests := []struct {
 		name  string
 		dsn   string
@@ -79,7 +71,7 @@ func TestSafeToRetryConnections(t *testing.T) {
 		want  bool
 	}{
 		{"a refusal", notSup.DSN("encrypt=true"), "SELECT 1", true},
-		{"nothing listening", dsnFor(closedAddr, "encrypt=true"), "SELECT 1", true},
+		{"nothing listening", dsnFor(closedAddr(t), "encrypt=true"), "SELECT 1", true},
 		{"an untrusted certificate", on.DSN("encrypt=true"), "SELECT 1", true},
 		{"an error of the request", on.DSN("encrypt=true", "certificate="+on.CAFile()), "SELECT no_such_column FROM no_such_table", false},
 	}
@@ -124,12 +116,7 @@ func TestSafeToRetryConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		if _, err := c.Write(clientPrelogin()); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := tds.NewReader(c, tds.ReaderConfig{}).ReadMessage(); err != nil {
-			t.Fatal(err)
-		}
+		exchangePrelogin(t, c)
 		_, err = c.Write(packet(tds.TypeSQLBatch, []byte("SELECT 1")))
 		t.Log(err)
 		var ce *ConnectError
