@@ -1,7 +1,6 @@
 package mssqlbridge
 
 import (
-	"database/sql"
 	"regexp"
 	"testing"
 
@@ -19,13 +18,7 @@ func TestErrorTextAsNative(t *testing.T) {
 		for _, a := range []tdstest.Action{tdstest.ActionClose, tdstest.ActionReset} {
 			t.Run(m.Name+"/"+a.String(), func(t *testing.T) {
 				texts := map[string]string{}
-				for _, tr := range []struct {
-					name string
-					open func(testing.TB, string, ...Option) (*sql.DB, error)
-				}{
-					{"bridged", bridgedDB},
-					{"native", func(t testing.TB, dsn string, _ ...Option) (*sql.DB, error) { return nativeDB(t, dsn) }},
-				} {
+				for _, tr := range dbArms {
 					cfg := m.Config
 					cfg.Faults = tdstest.Faults{At: tdstest.PhaseResult, Action: a, Conn: 1, Times: 1}
 					srv := startServer(t, cfg)

@@ -3,7 +3,6 @@ package mssqlbridge
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"database/sql"
 	"errors"
 	"io"
 	"net"
@@ -128,15 +127,11 @@ func TestMITMDowngrade(t *testing.T) {
 	srv := startServer(t, tdstest.Config{})
 	for _, rewrite := range []prelogin.Encryption{prelogin.EncryptNotSup, prelogin.EncryptOff} {
 		t.Run(rewrite.String(), func(t *testing.T) {
-			for _, arm := range []string{"bridged", "native"} {
-				t.Run(arm, func(t *testing.T) {
+			for _, arm := range dbArms {
+				t.Run(arm.name, func(t *testing.T) {
 					m := newMITM(t, srv.Addr, rewrite)
 					dsn := strings.Replace(srv.DSN("encrypt=true", "certificate="+srv.CAFile()), srv.Addr, m.ln.Addr().String(), 1)
-					open := bridgedDB
-					if arm == "native" {
-						open = func(t testing.TB, dsn string, _ ...Option) (*sql.DB, error) { return nativeDB(t, dsn) }
-					}
-					db, err := open(t, dsn)
+					db, err := arm.open(t, dsn)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -144,7 +139,7 @@ func TestMITMDowngrade(t *testing.T) {
 					if err == nil {
 						t.Fatal("connection succeeded through a downgrading proxy")
 					}
-					if arm == "bridged" && !errors.Is(err, ErrServerNoEncryption) {
+					if arm.name == "bridged" && !errors.Is(err, ErrServerNoEncryption) {
 						t.Fatalf("got %v, want ErrServerNoEncryption", err)
 					}
 					_ = db.Close()
@@ -157,7 +152,7 @@ func TestMITMDowngrade(t *testing.T) {
 					if len(after) != 0 {
 						t.Fatalf("the client sent %d bytes after PRELOGIN (first byte %#x)", len(after), after[0])
 					}
-					t.Logf("%s: %v", arm, err)
+					t.Logf("%s: %v", arm.name, err)
 				})
 			}
 		})

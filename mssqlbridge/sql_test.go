@@ -69,6 +69,16 @@ func nativeDB(t testing.TB, dsn string) (*sql.DB, error) {
 	return openDB(t, c), nil
 }
 
+// dbArms are the two ways a test opens a *sql.DB on a DSN: through the bridge and through
+// go-mssqldb's own transport, named "bridged" and "native".
+var dbArms = []struct {
+	name string
+	open func(testing.TB, string) (*sql.DB, error)
+}{
+	{"bridged", func(t testing.TB, dsn string) (*sql.DB, error) { return bridgedDB(t, dsn) }},
+	{"native", nativeDB},
+}
+
 // selectBoth runs SELECT 1 on dsn through the bridge (with opts) and through go-mssqldb's own
 // TLS, and returns the two outcomes; a DSN neither connector accepts fails the test.
 func selectBoth(t testing.TB, dsn string, opts ...Option) (bridged, native error) {

@@ -2,7 +2,6 @@ package mssqlbridge
 
 import (
 	"bytes"
-	"database/sql"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -63,15 +62,11 @@ func TestBabelfishReply(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = proxy.Close() })
 	for _, mode := range []string{"disable", "false", "true"} {
-		for _, arm := range []string{"bridged", "native"} {
-			t.Run(mode+"/"+arm, func(t *testing.T) {
+		for _, arm := range dbArms {
+			t.Run(mode+"/"+arm.name, func(t *testing.T) {
 				before := replaced.Load()
 				dsn := strings.Replace(srv.DSN("encrypt="+mode, "certificate="+srv.CAFile()), srv.Addr, proxy.Addr, 1)
-				open := bridgedDB
-				if arm == "native" {
-					open = func(t testing.TB, dsn string, _ ...Option) (*sql.DB, error) { return nativeDB(t, dsn) }
-				}
-				db, err := open(t, dsn)
+				db, err := arm.open(t, dsn)
 				if err != nil {
 					t.Fatal(err)
 				}
